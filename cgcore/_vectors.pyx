@@ -1,0 +1,416 @@
+"""Cumulated-gain vector kernels (Jarvelin & Kekalainen 2002, section 2).
+
+Three tiers, as in scikit-learn: ``cdef ... noexcept nogil`` loops over typed
+memoryviews; thin ``def`` wrappers that check every length and index *before*
+the GIL is released; and the public, validating functions in
+``cumgain.vectors``.
+
+Batches use a flat-values + offsets layout (like a CSR matrix): topic ``t``
+owns ``values[offsets[t]:offsets[t + 1]]``, so one call covers a whole run.
+A dense topics x ranks matrix is the special case ``offsets = arange(T+1)*L``.
+Ranks are 1-based in the docstrings and 0-based in the loops.
+"""
+from libc.math cimport log, log2, log10, isnan, isfinite, NAN
+from libc.stdlib cimport malloc, free, qsort
+
+from cgcore._typedefs cimport gain_t, index_t
+
+import numpy as np
+
+# Discount rules, by number (names live in cumgain.vectors).
+cdef enum:
+    RULE_NONE = 0        # df(i) = 1: DCG = CG
+    RULE_RANK = 1        # df(i) = i
+    RULE_TOIS = 2        # df(i) = 1 for i < b, log_b(i) for i >= b   (TOIS 2002, eq. 2)
+    RULE_NOTE = 3        # df(1) = 1, log_b(i) for i >= 2             (research note 2002)
+    RULE_TREC_EVAL = 4   # df(i) = log2(i + 1) for every i >= 1       (trec_eval >= 9.0.4)
+
+DISCOUNT_NONE = RULE_NONE
+DISCOUNT_RANK = RULE_RANK
+DISCOUNT_TOIS = RULE_TOIS
+DISCOUNT_NOTE = RULE_NOTE
+DISCOUNT_TREC_EVAL = RULE_TREC_EVAL
+
+
+# ---------------------------------------------------------------- checks
+# Every check runs with the GIL held, before any nogil loop, so that no input
+# can make a kernel read or write out of bounds.
+
+cdef index_t _check_batch(const gain_t[::1] values, const index_t[::1] offsets) except -1:
+    """Offsets must be non-decreasing and stay inside ``values``; returns n_topics."""
+    cdef Py_ssize_t n_offsets = offsets.shape[0]
+    cdef Py_ssize_t t
+    if n_offsets < 1:
+        raise ValueError("offsets must hold at least one entry (n_topics + 1 in all)")
+    if offsets[0] < 0:
+        raise ValueError(f"offsets[0] = {offsets[0]} is negative")
+    for t in range(n_offsets - 1):
+        if offsets[t + 1] < offsets[t]:
+            raise ValueError(
+                f"offsets must be non-decreasing: offsets[{t + 1}] = {offsets[t + 1]} "
+                f"< offsets[{t}] = {offsets[t]}")
+    if offsets[n_offsets - 1] > values.shape[0]:
+        raise ValueError(
+            f"offsets[-1] = {offsets[n_offsets - 1]} runs past the {values.shape[0]} values")
+    return n_offsets - 1
+
+
+cdef int _check_out(object out, Py_ssize_t rows, Py_ssize_t cols) except -1:
+    if out.shape[0] != rows or out.shape[1] != cols:
+        raise ValueError(f"out has shape {tuple(out.shape)}, expected ({rows}, {cols})")
+    return 0
+
+
+cdef int _check_depth(Py_ssize_t depth) except -1:
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth}")
+    return 0
+
+
+cdef int _check_divisors(const gain_t[::1] divisors, Py_ssize_t depth) except -1:
+    cdef Py_ssize_t i
+    if divisors.shape[0] < depth:
+        raise ValueError(
+            f"the discount holds {divisors.shape[0]} divisors, fewer than depth {depth}")
+    for i in range(depth):
+        if not (isfinite(divisors[i]) and divisors[i] > 0.0):
+            raise ValueError(
+                f"discount divisor at rank {i + 1} is {divisors[i]}; "
+                "divisors must be finite and > 0")
+    return 0
+
+
+def _new_matrix(Py_ssize_t rows, Py_ssize_t cols, out):
+    if out is None:
+        return np.empty((rows, cols), dtype=np.float64)
+    _check_out(out, rows, cols)
+    return out
+
+
+def _new_vector(Py_ssize_t rows, out):
+    if out is None:
+        return np.empty(rows, dtype=np.float64)
+    if out.shape[0] != rows:
+        raise ValueError(f"out has length {out.shape[0]}, expected {rows}")
+    return out
+
+
+# ---------------------------------------------------------------- discounts
+
+cdef inline gain_t _log_base(gain_t x, gain_t base) noexcept nogil:
+    """log_b(x), with the exact libm function for the common bases."""
+    if base == 2.0:
+        return log2(x)
+    if base == 10.0:
+        return log10(x)
+    return log(x) / log(base)
+
+
+def discount_divisors(int rule, double base, Py_ssize_t depth):
+    """Divisors df(i) for ranks i = 1..depth: DCG[i] = DCG[i-1] + G[i] / df(i).
+
+    rule: one of the DISCOUNT_* constants. ``base`` (> 1) is used by the
+    TOIS and research-note rules. Computed with libm's log2/log10/log so the
+    trec_eval rule is bit-identical to trec_eval's ``log2((double)(i + 2))``.
+    """
+    _check_depth(depth)
+    if rule < RULE_NONE or rule > RULE_TREC_EVAL:
+        raise ValueError(f"unknown discount rule {rule}")
+    if (rule == RULE_TOIS or rule == RULE_NOTE) and not (isfinite(base) and base > 1.0):
+        raise ValueError(f"the logarithm base must be a finite number > 1, got {base}")
+    divisors = np.empty(depth, dtype=np.float64)
+    cdef gain_t[::1] df = divisors
+    cdef Py_ssize_t i
+    cdef gain_t rank
+    with nogil:
+        for i in range(depth):
+            rank = <gain_t>(i + 1)
+            if rule == RULE_NONE:
+                df[i] = 1.0
+            elif rule == RULE_RANK:
+                df[i] = rank
+            elif rule == RULE_TOIS:
+                df[i] = 1.0 if rank < base else _log_base(rank, base)
+            elif rule == RULE_NOTE:
+                df[i] = 1.0 if i == 0 else _log_base(rank, base)
+            else:
+                df[i] = log2(rank + 1.0)
+    return divisors
+
+
+# ---------------------------------------------------------------- vectors
+
+cdef void _cumulate(const gain_t[::1] gains, const index_t[::1] offsets,
+                    const gain_t[::1] divisors, bint discounted,
+                    gain_t[:, ::1] out) noexcept nogil:
+    """out[t, i] = sum_{j <= i} G_t[j] / df(j), padded past the list's end."""
+    cdef Py_ssize_t n_topics = offsets.shape[0] - 1
+    cdef Py_ssize_t depth = out.shape[1]
+    cdef Py_ssize_t t, i, start, length
+    cdef gain_t total
+    for t in range(n_topics):
+        start = offsets[t]
+        length = offsets[t + 1] - start
+        if length > depth:
+            length = depth
+        total = 0.0
+        for i in range(length):
+            if discounted:
+                total = total + gains[start + i] / divisors[i]
+            else:
+                total = total + gains[start + i]
+            out[t, i] = total
+        for i in range(length, depth):
+            out[t, i] = total
+
+
+def cg_vectors(const gain_t[::1] gains, const index_t[::1] offsets,
+               Py_ssize_t depth, out=None):
+    """CG vectors (eq. 1): CG[1] = G[1]; CG[i] = CG[i-1] + G[i]. Shape (T, depth)."""
+    _check_depth(depth)
+    cdef index_t n_topics = _check_batch(gains, offsets)
+    result = _new_matrix(n_topics, depth, out)
+    cdef gain_t[:, ::1] view = result
+    cdef gain_t[::1] no_divisors = np.ones(1, dtype=np.float64)
+    with nogil:
+        _cumulate(gains, offsets, no_divisors, False, view)
+    return result
+
+
+def dcg_vectors(const gain_t[::1] gains, const index_t[::1] offsets,
+                const gain_t[::1] divisors, Py_ssize_t depth, out=None):
+    """DCG vectors (eq. 2): DCG[i] = DCG[i-1] + G[i] / df(i). Shape (T, depth)."""
+    _check_depth(depth)
+    _check_divisors(divisors, depth)
+    cdef index_t n_topics = _check_batch(gains, offsets)
+    result = _new_matrix(n_topics, depth, out)
+    cdef gain_t[:, ::1] view = result
+    with nogil:
+        _cumulate(gains, offsets, divisors, True, view)
+    return result
+
+
+cdef int _cmp_descending(const void* a, const void* b) noexcept nogil:
+    cdef gain_t x = (<const gain_t*>a)[0]
+    cdef gain_t y = (<const gain_t*>b)[0]
+    return (x < y) - (x > y)
+
+
+cdef Py_ssize_t _max_length(const index_t[::1] offsets) noexcept nogil:
+    cdef Py_ssize_t t, longest = 0
+    for t in range(offsets.shape[0] - 1):
+        if offsets[t + 1] - offsets[t] > longest:
+            longest = offsets[t + 1] - offsets[t]
+    return longest
+
+
+cdef Py_ssize_t _sorted_positive(const gain_t[::1] judged, Py_ssize_t start,
+                                 Py_ssize_t stop, gain_t* scratch) noexcept nogil:
+    """Copy the gains > 0 of judged[start:stop] to scratch, sorted descending."""
+    cdef Py_ssize_t j, count = 0
+    for j in range(start, stop):
+        if judged[j] > 0.0:
+            scratch[count] = judged[j]
+            count += 1
+    qsort(scratch, count, sizeof(gain_t), _cmp_descending)
+    return count
+
+
+cdef int _ideal_rows(const gain_t[::1] judged, const index_t[::1] offsets,
+                     gain_t[:, ::1] out) noexcept nogil:
+    """BV (eq. 4): each topic's positive judged gains, descending, then zeros."""
+    cdef Py_ssize_t n_topics = offsets.shape[0] - 1
+    cdef Py_ssize_t depth = out.shape[1]
+    cdef Py_ssize_t t, i, count
+    cdef gain_t* scratch = <gain_t*>malloc((_max_length(offsets) + 1) * sizeof(gain_t))
+    if scratch == NULL:
+        return -1
+    for t in range(n_topics):
+        count = _sorted_positive(judged, offsets[t], offsets[t + 1], scratch)
+        for i in range(depth):
+            out[t, i] = scratch[i] if i < count else 0.0
+    free(scratch)
+    return 0
+
+
+def ideal_gain_vectors(const gain_t[::1] judged, const index_t[::1] offsets,
+                       Py_ssize_t depth, out=None):
+    """Ideal gain vectors BV (eq. 4) from each topic's recall base. Shape (T, depth).
+
+    Only gains > 0 enter the ideal (a document with gain <= 0 never improves
+    a ranking); they are sorted descending and padded with zeros to depth.
+    """
+    _check_depth(depth)
+    cdef index_t n_topics = _check_batch(judged, offsets)
+    result = _new_matrix(n_topics, depth, out)
+    cdef gain_t[:, ::1] view = result
+    cdef int status
+    with nogil:
+        status = _ideal_rows(judged, offsets, view)
+    if status != 0:
+        raise MemoryError("no memory for the ideal-vector scratch buffer")
+    return result
+
+
+def normalise(const gain_t[:, ::1] values, const gain_t[:, ::1] ideal,
+              double zero_ideal, out=None):
+    """norm-vect (eq. 5): out = values / ideal where ideal > 0, else ``zero_ideal``."""
+    if values.shape[0] != ideal.shape[0] or values.shape[1] != ideal.shape[1]:
+        raise ValueError(
+            f"values have shape ({values.shape[0]}, {values.shape[1]}) but the ideal has "
+            f"shape ({ideal.shape[0]}, {ideal.shape[1]})")
+    result = _new_matrix(values.shape[0], values.shape[1], out)
+    cdef gain_t[:, ::1] view = result
+    cdef Py_ssize_t t, i
+    with nogil:
+        for t in range(values.shape[0]):
+            for i in range(values.shape[1]):
+                if ideal[t, i] > 0.0:
+                    view[t, i] = values[t, i] / ideal[t, i]
+                else:
+                    view[t, i] = zero_ideal
+    return result
+
+
+def average_vector(const gain_t[:, ::1] vectors, bint ignore_nan=False, out=None):
+    """avg-vect (eq. 3): the component-wise mean over topics (rows).
+
+    With ``ignore_nan`` each component averages only its non-NaN entries
+    (NaN if there are none): the "skip topics with a zero ideal" policy.
+    """
+    if vectors.shape[0] < 1:
+        raise ValueError("avg-vect needs at least one vector")
+    result = _new_vector(vectors.shape[1], out)
+    cdef gain_t[::1] view = result
+    cdef Py_ssize_t t, i, counted
+    cdef gain_t total
+    with nogil:
+        for i in range(vectors.shape[1]):
+            total = 0.0
+            counted = 0
+            for t in range(vectors.shape[0]):
+                if ignore_nan and isnan(vectors[t, i]):
+                    continue
+                total = total + vectors[t, i]
+                counted += 1
+            view[i] = total / counted if counted > 0 else NAN
+    return result
+
+
+def average_position(const gain_t[:, ::1] vectors, Py_ssize_t k, out=None):
+    """avg-pos(V, k) (eq. 6) per topic: (1/k) * sum_{i=1..k} V[i]."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    if k > vectors.shape[1]:
+        raise ValueError(f"k = {k} exceeds the vectors' depth {vectors.shape[1]}")
+    result = _new_vector(vectors.shape[0], out)
+    cdef gain_t[::1] view = result
+    cdef Py_ssize_t t, i
+    cdef gain_t total
+    with nogil:
+        for t in range(vectors.shape[0]):
+            total = 0.0
+            for i in range(k):
+                total = total + vectors[t, i]
+            view[t] = total / <gain_t>k
+    return result
+
+
+# ---------------------------------------------------------------- scalars at k
+
+cdef void _cumulated_at(const gain_t[::1] gains, const index_t[::1] offsets,
+                        const gain_t[::1] divisors, Py_ssize_t k,
+                        gain_t[::1] out) noexcept nogil:
+    cdef Py_ssize_t t, i, start, length
+    cdef gain_t total
+    for t in range(offsets.shape[0] - 1):
+        start = offsets[t]
+        length = offsets[t + 1] - start
+        if length > k:
+            length = k
+        total = 0.0
+        for i in range(length):
+            total = total + gains[start + i] / divisors[i]
+        out[t] = total
+
+
+cdef int _ideal_at(const gain_t[::1] judged, const index_t[::1] offsets,
+                   const gain_t[::1] divisors, Py_ssize_t k,
+                   gain_t[::1] out) noexcept nogil:
+    cdef Py_ssize_t t, i, count
+    cdef gain_t total
+    cdef gain_t* scratch = <gain_t*>malloc((_max_length(offsets) + 1) * sizeof(gain_t))
+    if scratch == NULL:
+        return -1
+    for t in range(offsets.shape[0] - 1):
+        count = _sorted_positive(judged, offsets[t], offsets[t + 1], scratch)
+        if count > k:
+            count = k
+        total = 0.0
+        for i in range(count):
+            total = total + scratch[i] / divisors[i]
+        out[t] = total
+    free(scratch)
+    return 0
+
+
+def dcg_at(const gain_t[::1] gains, const index_t[::1] offsets,
+           const gain_t[::1] divisors, Py_ssize_t k, out=None):
+    """DCG@k per topic, sum_{i <= min(k, len)} G[i] / df(i), with no vector built.
+
+    With all divisors 1 this is CG@k.
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    _check_divisors(divisors, k)
+    cdef index_t n_topics = _check_batch(gains, offsets)
+    result = _new_vector(n_topics, out)
+    cdef gain_t[::1] view = result
+    with nogil:
+        _cumulated_at(gains, offsets, divisors, k, view)
+    return result
+
+
+def ideal_dcg_at(const gain_t[::1] judged, const index_t[::1] offsets,
+                 const gain_t[::1] divisors, Py_ssize_t k, out=None):
+    """Ideal DCG@k per topic: the top-k positive judged gains, descending, discounted."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    _check_divisors(divisors, k)
+    cdef index_t n_topics = _check_batch(judged, offsets)
+    result = _new_vector(n_topics, out)
+    cdef gain_t[::1] view = result
+    cdef int status
+    with nogil:
+        status = _ideal_at(judged, offsets, divisors, k, view)
+    if status != 0:
+        raise MemoryError("no memory for the ideal scratch buffer")
+    return result
+
+
+def ndcg_at(const gain_t[::1] gains, const index_t[::1] offsets,
+            const gain_t[::1] judged, const index_t[::1] judged_offsets,
+            const gain_t[::1] divisors, Py_ssize_t k, double zero_ideal, out=None):
+    """nDCG@k per topic = DCG@k / ideal DCG@k, or ``zero_ideal`` where the ideal is 0."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    _check_divisors(divisors, k)
+    cdef index_t n_topics = _check_batch(gains, offsets)
+    if _check_batch(judged, judged_offsets) != n_topics:
+        raise ValueError(
+            f"the run has {n_topics} topics but the judgments have "
+            f"{judged_offsets.shape[0] - 1}")
+    result = _new_vector(n_topics, out)
+    cdef gain_t[::1] view = result
+    cdef gain_t[::1] ideal = np.empty(n_topics, dtype=np.float64)
+    cdef Py_ssize_t t
+    cdef int status
+    with nogil:
+        _cumulated_at(gains, offsets, divisors, k, view)
+        status = _ideal_at(judged, judged_offsets, divisors, k, ideal)
+        if status == 0:
+            for t in range(n_topics):
+                view[t] = view[t] / ideal[t] if ideal[t] > 0.0 else zero_ideal
+    if status != 0:
+        raise MemoryError("no memory for the ideal scratch buffer")
+    return result

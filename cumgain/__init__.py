@@ -1,0 +1,52 @@
+"""cumgain: graded-relevance IR evaluation with a compiled core.
+
+The vector API of Jarvelin & Kekalainen (2002): :func:`cg`, :func:`dcg`,
+:func:`ideal_gains`, :func:`ncg`, :func:`ndcg`, :func:`avg_vect`,
+:func:`norm_vect`, :func:`avg_pos`, and scalars at a cut-off
+(:func:`cg_at`, :func:`dcg_at`, :func:`ncg_at`, :func:`ndcg_at`).
+"""
+from cumgain.batch import Ragged
+from cumgain.exceptions import CumgainError, FormatError, InputError
+from cumgain.gains import GainMapping, gain_mapping, map_gains
+from cumgain.vectors import (
+    avg_norm_vect,
+    avg_pos,
+    avg_vect,
+    cg,
+    cg_at,
+    dcg,
+    dcg_at,
+    discount_divisors,
+    ideal_gains,
+    ncg,
+    ncg_at,
+    ndcg,
+    ndcg_at,
+    norm_vect,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CumgainError",
+    "FormatError",
+    "GainMapping",
+    "InputError",
+    "Ragged",
+    "avg_norm_vect",
+    "avg_pos",
+    "avg_vect",
+    "cg",
+    "cg_at",
+    "dcg",
+    "dcg_at",
+    "discount_divisors",
+    "gain_mapping",
+    "ideal_gains",
+    "map_gains",
+    "ncg",
+    "ncg_at",
+    "ndcg",
+    "ndcg_at",
+    "norm_vect",
+]

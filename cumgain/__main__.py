@@ -1,0 +1,5 @@
+import sys
+
+from cumgain.cli import main
+
+sys.exit(main())

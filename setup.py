@@ -1,0 +1,50 @@
+"""Build the cgcore extensions. All metadata lives in pyproject.toml.
+
+Environment switches:
+  CUMGAIN_DEBUG=1     Cython bounds and initialisation checks on, -O0 -g.
+  CUMGAIN_SANITIZE=1  (with CUMGAIN_DEBUG) compile and link with ASan + UBSan.
+"""
+import os
+import sys
+
+from setuptools import Extension, setup
+
+try:
+    from Cython.Build import cythonize
+except ImportError:  # pragma: no cover - exercised only on a broken build env
+    sys.exit(
+        "cumgain needs Cython >= 3 to build its compiled core (cgcore). "
+        "Install it with `pip install 'Cython>=3'`, or build with `pip install .`, "
+        "which installs the build requirements from pyproject.toml."
+    )
+
+DEBUG = os.environ.get("CUMGAIN_DEBUG", "") not in ("", "0")
+SANITIZE = os.environ.get("CUMGAIN_SANITIZE", "") not in ("", "0")
+
+directives = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": False,
+    "initializedcheck": DEBUG,
+    "cdivision": True,
+    "embedsignature": True,
+}
+compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
+link_args = []
+if SANITIZE:
+    compile_args += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
+    link_args += ["-fsanitize=address,undefined"]
+
+MODULES = ["_vectors"]
+
+extensions = [
+    Extension(
+        f"cgcore.{name}",
+        [f"cgcore/{name}.pyx"],
+        extra_compile_args=compile_args,
+        extra_link_args=link_args,
+    )
+    for name in MODULES
+]
+
+setup(ext_modules=cythonize(extensions, compiler_directives=directives))
