@@ -1,0 +1,172 @@
+"""The compiled kernels equal their pure-Python twins, bit for bit, and reject bad input."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import cgcore
+from cumgain import reference
+
+RULES = [cgcore.DISCOUNT_NONE, cgcore.DISCOUNT_RANK, cgcore.DISCOUNT_TOIS,
+         cgcore.DISCOUNT_NOTE, cgcore.DISCOUNT_TREC_EVAL]
+
+gain_values = st.one_of(st.integers(-2, 4).map(float),
+                        st.floats(-5, 100, allow_nan=False, allow_infinity=False))
+topic_lists = st.lists(st.lists(gain_values, max_size=30), min_size=1, max_size=8)
+bases = st.one_of(st.sampled_from([2.0, 10.0, math.e]), st.floats(1.01, 50))
+
+
+def flatten(lists):
+    values = np.array([g for row in lists for g in row], dtype=np.float64)
+    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum([len(row) for row in lists], out=offsets[1:])
+    return values, offsets
+
+
+@given(st.sampled_from(RULES), bases, st.integers(1, 60))
+def test_discount_divisors(rule, base, depth):
+    np.testing.assert_array_equal(cgcore.discount_divisors(rule, base, depth),
+                                  reference.discount_divisors(rule, base, depth))
+
+
+@given(topic_lists, st.integers(1, 40))
+def test_cg_vectors(lists, depth):
+    values, offsets = flatten(lists)
+    np.testing.assert_array_equal(cgcore.cg_vectors(values, offsets, depth),
+                                  reference.cg_vectors(values, offsets, depth))
+
+
+@given(topic_lists, st.integers(1, 40), st.sampled_from(RULES), bases)
+def test_dcg_vectors(lists, depth, rule, base):
+    values, offsets = flatten(lists)
+    divisors = cgcore.discount_divisors(rule, base, depth)
+    np.testing.assert_array_equal(cgcore.dcg_vectors(values, offsets, divisors, depth),
+                                  reference.dcg_vectors(values, offsets, divisors, depth))
+
+
+@given(topic_lists, st.integers(1, 40))
+def test_ideal_gain_vectors(lists, depth):
+    values, offsets = flatten(lists)
+    np.testing.assert_array_equal(cgcore.ideal_gain_vectors(values, offsets, depth),
+                                  reference.ideal_gain_vectors(values, offsets, depth))
+
+
+@given(topic_lists, st.integers(1, 30), st.sampled_from([0.0, math.nan]))
+def test_normalise_average_and_avg_pos(lists, depth, zero_ideal):
+    values, offsets = flatten(lists)
+    cg = cgcore.cg_vectors(values, offsets, depth)
+    ideal = cgcore.ideal_gain_vectors(values, offsets, depth)
+    ideal_cg = cgcore.cg_vectors(ideal.reshape(-1), np.arange(len(lists) + 1) * depth, depth)
+    normalised = cgcore.normalise(cg, ideal_cg, zero_ideal)
+    np.testing.assert_array_equal(normalised, reference.normalise(cg, ideal_cg, zero_ideal))
+    for ignore_nan in (False, True):
+        np.testing.assert_array_equal(cgcore.average_vector(normalised, ignore_nan),
+                                      reference.average_vector(normalised, ignore_nan))
+    k = max(1, depth // 2)
+    np.testing.assert_array_equal(cgcore.average_position(normalised, k),
+                                  reference.average_position(normalised, k))
+
+
+@given(topic_lists, topic_lists, st.integers(1, 40), st.sampled_from(RULES), bases,
+       st.sampled_from([0.0, math.nan]))
+def test_scalars_at_k(run_lists, judged_lists, k, rule, base, zero_ideal):
+    judged_lists = (judged_lists * len(run_lists))[:len(run_lists)]
+    values, offsets = flatten(run_lists)
+    judged, judged_offsets = flatten(judged_lists)
+    divisors = cgcore.discount_divisors(rule, base, k)
+    np.testing.assert_array_equal(cgcore.dcg_at(values, offsets, divisors, k),
+                                  reference.dcg_at(values, offsets, divisors, k))
+    np.testing.assert_array_equal(cgcore.ideal_dcg_at(judged, judged_offsets, divisors, k),
+                                  reference.ideal_dcg_at(judged, judged_offsets, divisors, k))
+    np.testing.assert_array_equal(
+        cgcore.ndcg_at(values, offsets, judged, judged_offsets, divisors, k, zero_ideal),
+        reference.ndcg_at(values, offsets, judged, judged_offsets, divisors, k, zero_ideal))
+
+
+def test_caller_provided_output_is_filled():
+    values, offsets = flatten([[1, 2], [3]])
+    out = np.full((2, 3), -1.0)
+    assert cgcore.cg_vectors(values, offsets, 3, out) is out
+    assert out.tolist() == [[1, 3, 3], [3, 3, 3]]
+
+
+def test_read_only_inputs_are_accepted():
+    values, offsets = flatten([[1, 2], [3]])
+    values.setflags(write=False)
+    offsets.setflags(write=False)
+    assert cgcore.cg_vectors(values, offsets, 2).tolist() == [[1, 3], [3, 3]]
+
+
+# ------------------------------------------------ the wrappers stop bad input before C
+
+def test_offsets_not_non_decreasing():
+    with pytest.raises(ValueError, match="non-decreasing"):
+        cgcore.cg_vectors(np.ones(4), np.array([0, 3, 1], dtype=np.int64), 2)
+
+
+def test_offsets_past_the_data():
+    with pytest.raises(ValueError, match="runs past"):
+        cgcore.cg_vectors(np.ones(4), np.array([0, 2, 9], dtype=np.int64), 2)
+
+
+def test_negative_first_offset():
+    with pytest.raises(ValueError, match="negative"):
+        cgcore.ideal_gain_vectors(np.ones(4), np.array([-1, 2], dtype=np.int64), 2)
+
+
+def test_empty_offsets():
+    with pytest.raises(ValueError, match="at least one"):
+        cgcore.cg_vectors(np.ones(4), np.zeros(0, dtype=np.int64), 2)
+
+
+def test_too_few_divisors():
+    with pytest.raises(ValueError, match="fewer than depth"):
+        cgcore.dcg_vectors(np.ones(4), np.array([0, 4], dtype=np.int64), np.ones(2), 3)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf])
+def test_bad_divisor(bad):
+    divisors = np.array([1.0, bad, 2.0])
+    with pytest.raises(ValueError, match="rank 2"):
+        cgcore.dcg_at(np.ones(3), np.array([0, 3], dtype=np.int64), divisors, 3)
+
+
+@pytest.mark.parametrize("base", [1.0, 0.5, -2.0, math.nan, math.inf])
+def test_bad_base(base):
+    with pytest.raises(ValueError, match="base"):
+        cgcore.discount_divisors(cgcore.DISCOUNT_TOIS, base, 5)
+
+
+@pytest.mark.parametrize("k", [0, -3])
+def test_bad_k(k):
+    with pytest.raises(ValueError, match="k must be"):
+        cgcore.dcg_at(np.ones(3), np.array([0, 3], dtype=np.int64), np.ones(3), k)
+    with pytest.raises(ValueError, match="k must be"):
+        cgcore.average_position(np.ones((2, 3)), k)
+
+
+def test_k_beyond_vector_depth():
+    with pytest.raises(ValueError, match="exceeds"):
+        cgcore.average_position(np.ones((2, 3)), 4)
+
+
+def test_wrong_output_shape():
+    with pytest.raises(ValueError, match="out has shape"):
+        cgcore.cg_vectors(np.ones(3), np.array([0, 3], dtype=np.int64), 3, np.empty((2, 3)))
+
+
+def test_mismatched_normalise_shapes():
+    with pytest.raises(ValueError, match="shape"):
+        cgcore.normalise(np.ones((2, 3)), np.ones((2, 4)), 0.0)
+
+
+def test_topic_count_mismatch_in_ndcg_at():
+    with pytest.raises(ValueError, match="topics"):
+        cgcore.ndcg_at(np.ones(3), np.array([0, 3], dtype=np.int64), np.ones(3),
+                       np.array([0, 1, 3], dtype=np.int64), np.ones(2), 2, 0.0)
+
+
+def test_wrong_dtype_is_a_type_error_not_a_crash():
+    with pytest.raises((ValueError, TypeError)):
+        cgcore.cg_vectors(np.ones(3, dtype=np.float32), np.array([0, 3], dtype=np.int64), 2)
