@@ -33,10 +33,11 @@ def _format_vector(vector: np.ndarray) -> str:
     return " ".join(f"{value:6.2f}" for value in vector)
 
 
-def run_demo(out=sys.stdout) -> None:
+def run_demo(out=None) -> None:
     """Print the paper's worked example and a small batch under several gain schemes."""
     import cumgain
 
+    out = sys.stdout if out is None else out
     print("cumgain demo: cumulated-gain vectors (Jarvelin & Kekalainen 2002, section 2)", file=out)
     print(f"\nG'  = {PAPER_LEVELS}  (gain = relevance level 0-3)", file=out)
     rows = [
