@@ -35,12 +35,13 @@ if SANITIZE:
     compile_args += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
     link_args += ["-fsanitize=address,undefined"]
 
-MODULES = ["_vectors"]
+MODULES = ["_vectors", "_dense"]
 
 extensions = [
     Extension(
         f"cgcore.{name}",
         [f"cgcore/{name}.pyx"],
+        define_macros=[("CUMGAIN_DEBUG", "1")] if DEBUG else [],
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )

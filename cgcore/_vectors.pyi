@@ -58,3 +58,4 @@ def ndcg_at(
     zero_ideal: float,
     out: Float64Array | None = ...,
 ) -> Float64Array: ...
+BOUNDS_CHECKED: bool

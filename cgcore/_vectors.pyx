@@ -17,6 +17,17 @@ from cgcore._typedefs cimport gain_t, index_t
 
 import numpy as np
 
+cdef extern from *:
+    """
+    #ifndef CUMGAIN_DEBUG
+    #define CUMGAIN_DEBUG 0
+    #endif
+    """
+    int CUMGAIN_DEBUG
+
+# True in the debug build (CUMGAIN_DEBUG=1): Cython bounds checks are compiled in.
+BOUNDS_CHECKED = bool(CUMGAIN_DEBUG)
+
 # Discount rules, by number (names live in cumgain.vectors).
 cdef enum:
     RULE_NONE = 0        # df(i) = 1: DCG = CG
@@ -334,18 +345,42 @@ cdef void _cumulated_at(const gain_t[::1] gains, const index_t[::1] offsets,
         out[t] = total
 
 
+cdef Py_ssize_t _top_positive(const gain_t[::1] judged, Py_ssize_t start, Py_ssize_t stop,
+                              Py_ssize_t k, gain_t* scratch) noexcept nogil:
+    """The k largest gains > 0 of judged[start:stop], descending, into scratch[0:k].
+
+    Insertion into a sorted buffer of size k: O(n) for the small k of nDCG@k;
+    a full sort when k is large.
+    """
+    cdef Py_ssize_t j, position, count = 0
+    cdef gain_t value
+    if k > 64:
+        count = _sorted_positive(judged, start, stop, scratch)
+        return count if count < k else k
+    for j in range(start, stop):
+        value = judged[j]
+        if value <= 0.0 or (count == k and value <= scratch[k - 1]):
+            continue
+        position = count if count < k else k - 1
+        while position > 0 and scratch[position - 1] < value:
+            scratch[position] = scratch[position - 1]
+            position -= 1
+        scratch[position] = value
+        if count < k:
+            count += 1
+    return count
+
+
 cdef int _ideal_at(const gain_t[::1] judged, const index_t[::1] offsets,
                    const gain_t[::1] divisors, Py_ssize_t k,
                    gain_t[::1] out) noexcept nogil:
     cdef Py_ssize_t t, i, count
     cdef gain_t total
-    cdef gain_t* scratch = <gain_t*>malloc((_max_length(offsets) + 1) * sizeof(gain_t))
+    cdef gain_t* scratch = <gain_t*>malloc((_max_length(offsets) + k + 1) * sizeof(gain_t))
     if scratch == NULL:
         return -1
     for t in range(offsets.shape[0] - 1):
-        count = _sorted_positive(judged, offsets[t], offsets[t + 1], scratch)
-        if count > k:
-            count = k
+        count = _top_positive(judged, offsets[t], offsets[t + 1], k, scratch)
         total = 0.0
         for i in range(count):
             total = total + scratch[i] / divisors[i]

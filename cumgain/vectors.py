@@ -294,6 +294,13 @@ def _scalar(result: np.ndarray, single: bool) -> Union[float, np.ndarray]:
     return float(result[0]) if single else result
 
 
+def _first_k(gains: Any, k: int) -> Any:
+    """Only ranks 1..k of a run matter at cut-off k: skip checking the rest of a matrix."""
+    if isinstance(gains, np.ndarray) and gains.ndim == 2 and gains.shape[1] > k:
+        return gains[:, :k]
+    return gains
+
+
 def cg_at(gains: Any, k: int, *, mapping: Optional[GainSpec] = None) -> Union[float, np.ndarray]:
     """CG@k = CG[k], computed without building the vector."""
     return dcg_at(gains, k, discount="none", mapping=mapping)
@@ -303,7 +310,7 @@ def dcg_at(gains: Any, k: int, *, discount: DiscountSpec = "tois", base: float =
            mapping: Optional[GainSpec] = None) -> Union[float, np.ndarray]:
     """DCG@k = DCG[k], computed without building the vector."""
     k = _check_positive_int(k, "k")
-    batch, single = _prepare(gains, mapping, "gains")
+    batch, single = _prepare(_first_k(gains, k), mapping, "gains")
     divisors = discount_divisors(discount, base, k)
     return _scalar(cgcore.dcg_at(batch.values, batch.offsets, divisors, k), single)
 
@@ -323,7 +330,7 @@ def ndcg_at(gains: Any, judged: Any, k: int, *, discount: DiscountSpec = "tois",
     0.9203
     """
     k = _check_positive_int(k, "k")
-    run, recall_base, single = _pair(gains, judged, mapping)
+    run, recall_base, single = _pair(_first_k(gains, k), judged, mapping)
     divisors = discount_divisors(discount, base, k)
     result = cgcore.ndcg_at(run.values, run.offsets, recall_base.values, recall_base.offsets,
                             divisors, k, _check_zero_ideal(zero_ideal))
