@@ -6,6 +6,7 @@ Environment switches:
 """
 import os
 import sys
+from pathlib import Path
 
 from setuptools import Extension, setup
 
@@ -35,7 +36,8 @@ if SANITIZE:
     compile_args += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
     link_args += ["-fsanitize=address,undefined"]
 
-MODULES = ["_vectors", "_dense"]
+# Every cgcore/*.pyx is one extension module.
+MODULES = sorted(path.stem for path in Path(__file__).parent.joinpath("cgcore").glob("*.pyx"))
 
 extensions = [
     Extension(
