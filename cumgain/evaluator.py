@@ -1,0 +1,462 @@
+"""Evaluate a run against qrels: the engine behind every drop-in.
+
+Pipeline (Python composes, the loops run in ``cgcore``; nothing here loops over
+topics or documents):
+
+1. load qrels and run (files, dicts or DataFrames: :mod:`cumgain.trec_io`);
+2. choose the topics (``topics=`` policy) and report the ones left out;
+3. join run documents to judgments (sorted keys, vectorised);
+4. rank each topic (``ties=``, ``score_precision=``), cut at ``depth`` (-M), drop
+   unjudged documents if ``judged_only`` (-J);
+5. compute each measure with one batched kernel call; average.
+
+Policies, each with trec_eval's behaviour as the default:
+
+===================  =====================================================================
+``ties``             ``"docno_desc"`` (trec_eval: equal scores ordered by docno descending
+                     in byte order), ``"docno_asc"``, ``"input_order"`` (file / dict order),
+                     ``"average"`` (sklearn: each tied group shares its mean gain; only for
+                     measures linear in the ranking: CG/DCG/nDCG family, P, recall, Rprec,
+                     counts), ``"random"`` (seeded by ``seed``).
+``score_precision``  ``"float64"`` (trec_eval 10) or ``"float32"`` (trec_eval <= 9.0.8 and
+                     pytrec_eval: scores equal as 32-bit floats tie).
+``depth``            keep the first N documents per topic after ranking (trec_eval -M).
+``judged_only``      drop documents without a judgment >= 0 after the depth cut, closing the
+                     gaps (trec_eval -J).
+``relevance_level``  a document is relevant for the binary measures when its level is >= this
+                     (trec_eval -l); it never changes graded gains.
+``topics``           ``"both"`` (topics in run and qrels; trec_eval, pytrec_eval),
+                     ``"qrels"`` (every qrels topic; those missing from the run score 0:
+                     trec_eval -c, ir_measures), ``"strict"`` (an error if the sets differ).
+===================  =====================================================================
+
+Topics in the run but not in the qrels, qrels topics absent from the run, and qrels
+topics without judgments are returned in :class:`Evaluation` and announced with a
+:class:`TopicsWarning` (``warn=False`` silences it); they are never dropped silently.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional, Union
+
+import numpy as np
+
+import cgcore
+from cgcore import _measures as kernels
+from cumgain.exceptions import InputError
+from cumgain.gains import GainMapping, gain_mapping
+from cumgain.measures import Measure, parse_measures
+from cumgain.trec_io import Qrels, Run, load_qrels, load_run
+
+TIE_RULES = ("docno_desc", "docno_asc", "input_order", "average", "random")
+SCORE_PRECISIONS = ("float64", "float32")
+TOPIC_POLICIES = ("both", "qrels", "strict")
+# measures whose value is not linear in the gains by rank: undefined under tie averaging
+_ORDER_SENSITIVE = ("map", "map_cut", "gm_map", "recip_rank", "success", "ndcg_rel", "Rndcg")
+GM_FLOOR = 1e-5  # trec_eval's gm_map floor: log(max(AP, 1e-5))
+
+
+class TopicsWarning(UserWarning):
+    """Some topics were not evaluated (or scored 0): the run and qrels topic sets differ."""
+
+
+@dataclass
+class Evaluation:
+    """Per-topic values and means of an evaluation.
+
+    ``values[name]`` is an array aligned with ``topics`` (in trec_eval's order: byte
+    order of the topic id); ``means[name]`` the aggregate (arithmetic mean over the
+    evaluated topics; sums for counts; geometric mean for ``gm_map``).
+    """
+
+    topics: tuple
+    measures: tuple
+    values: dict
+    means: dict
+    run_only_topics: tuple = ()
+    missing_topics: tuple = ()
+    empty_qrels_topics: tuple = ()
+    run_tag: str = ""
+    policies: dict = field(default_factory=dict)
+
+    def per_topic(self) -> dict:
+        """``{topic: {measure: value}}``, pytrec_eval's shape."""
+        names = [measure.name for measure in self.measures]
+        columns = [self.values[name].tolist() for name in names]
+        return {topic: {name: column[t] for name, column in zip(names, columns)}
+                for t, topic in enumerate(self.topics)}
+
+    def to_dataframe(self):
+        """A pandas DataFrame, one row per topic and a column per measure (needs pandas)."""
+        import pandas as pd
+        frame = pd.DataFrame({m.name: self.values[m.name] for m in self.measures},
+                             index=pd.Index(list(self.topics), name="query_id"))
+        return frame
+
+    def __getitem__(self, name: str) -> float:
+        return self.means[name]
+
+
+# ---------------------------------------------------------------- the ranked batch
+
+@dataclass
+class _Ranked:
+    """Per evaluated topic, the ranked documents (CSR) and the topic's judgments."""
+
+    offsets: np.ndarray        # int64, ranked rows of topic t: offsets[t]:offsets[t+1]
+    levels: np.ndarray         # float64 relevance level per ranked row (0 if unjudged)
+    judged: np.ndarray         # bool: in the qrels with a level >= 0
+    scores: np.ndarray         # float64 (after the precision policy)
+    qrels_offsets: np.ndarray  # int64, judgments of topic t
+    qrels_levels: np.ndarray   # float64
+
+
+def _check_choice(value: Any, allowed: tuple, name: str) -> str:
+    if value not in allowed:
+        raise InputError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
+
+
+def _gather(offsets: np.ndarray, topic_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of the chosen topics (index -1: a topic with no rows), and their offsets."""
+    present = topic_indices >= 0
+    safe = np.where(present, topic_indices, 0)
+    starts = np.where(present, offsets[safe], 0)
+    lengths = np.where(present, offsets[safe + 1] - offsets[safe], 0)
+    new_offsets = np.zeros(len(topic_indices) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_offsets[1:])
+    rows = np.repeat(starts - new_offsets[:-1], lengths) + np.arange(new_offsets[-1])
+    return rows.astype(np.int64), new_offsets
+
+
+def _topic_of_rows(offsets: np.ndarray) -> np.ndarray:
+    return np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+
+
+def _positions_in_topic(offsets: np.ndarray) -> np.ndarray:
+    lengths = np.diff(offsets)
+    return np.arange(offsets[-1]) - np.repeat(offsets[:-1], lengths)
+
+
+def _offsets_from_counts(counts: np.ndarray) -> np.ndarray:
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
+
+
+def _rank(qrels: Qrels, run: Run, topics: list, *, ties: str, score_precision: str,
+          seed: Optional[int], depth: Optional[int], judged_only: bool) -> _Ranked:
+    run_index = {topic: i for i, topic in enumerate(run.topics)}
+    qrels_index = {topic: i for i, topic in enumerate(qrels.topics)}
+    run_rows, run_offsets = _gather(
+        run.offsets, np.array([run_index.get(t, -1) for t in topics], dtype=np.int64))
+    qrels_rows, qrels_offsets = _gather(
+        qrels.offsets, np.array([qrels_index.get(t, -1) for t in topics], dtype=np.int64))
+
+    # One docno vocabulary in byte order (code-point order of str = byte order of UTF-8).
+    run_docnos = run.docnos[run_rows]
+    qrels_docnos = qrels.docnos[qrels_rows]
+    everything = np.concatenate([run_docnos, qrels_docnos]).astype(str) \
+        if len(run_docnos) + len(qrels_docnos) else np.zeros(0, dtype=str)
+    vocabulary, doc_ids = np.unique(everything, return_inverse=True)
+    doc_ids = doc_ids.reshape(-1).astype(np.int64)
+    run_docs, qrels_docs = doc_ids[:len(run_rows)], doc_ids[len(run_rows):]
+    n_docs = max(len(vocabulary), 1)
+
+    # Join: each run row's judgment, by sorted (topic, docno) keys.
+    qrels_keys = _topic_of_rows(qrels_offsets) * n_docs + qrels_docs
+    key_order = np.argsort(qrels_keys, kind="stable")
+    sorted_keys = qrels_keys[key_order]
+    run_keys = _topic_of_rows(run_offsets) * n_docs + run_docs
+    found_at = np.searchsorted(sorted_keys, run_keys)
+    found_at = np.minimum(found_at, max(len(sorted_keys) - 1, 0))
+    in_qrels = (sorted_keys[found_at] == run_keys) if len(sorted_keys) else \
+        np.zeros(len(run_keys), dtype=bool)
+    qrels_levels = qrels.relevance[qrels_rows].astype(np.float64)
+    levels = np.where(in_qrels, qrels_levels[key_order][found_at] if len(sorted_keys) else 0.0,
+                      0.0)
+    judged = in_qrels & (levels >= 0)
+    levels = np.where(judged, levels, 0.0)
+
+    scores = run.scores[run_rows].astype(np.float64)
+    if score_precision == "float32":
+        scores = scores.astype(np.float32).astype(np.float64)
+    if ties in ("docno_desc", "average"):
+        tie_keys = -run_docs
+    elif ties == "docno_asc":
+        tie_keys = run_docs
+    elif ties == "input_order":
+        tie_keys = np.arange(len(run_rows), dtype=np.int64)
+    else:
+        tie_keys = np.random.default_rng(seed).permutation(len(run_rows)).astype(np.int64)
+    order = cgcore._measures.rank_topics(scores, np.ascontiguousarray(tie_keys, np.int64),
+                                         run_offsets)
+
+    keep = np.ones(len(order), dtype=bool)
+    if depth is not None:
+        keep &= _positions_in_topic(run_offsets) < depth
+    if judged_only:
+        keep &= judged[order]
+    kept = order[keep]
+    counts = np.bincount(_topic_of_rows(run_offsets)[keep], minlength=len(topics))
+    return _Ranked(offsets=_offsets_from_counts(counts), levels=levels[kept],
+                   judged=judged[kept], scores=scores[kept],
+                   qrels_offsets=qrels_offsets, qrels_levels=qrels_levels)
+
+
+def _tie_group_means(values: np.ndarray, ranked: _Ranked) -> np.ndarray:
+    """Replace each value by the mean over its group of equal scores within a topic."""
+    if len(values) == 0:
+        return values
+    topic = _topic_of_rows(ranked.offsets)
+    starts = np.ones(len(values), dtype=bool)
+    starts[1:] = (ranked.scores[1:] != ranked.scores[:-1]) | (topic[1:] != topic[:-1])
+    group = np.cumsum(starts) - 1
+    sums = np.bincount(group, weights=values)
+    sizes = np.bincount(group)
+    return (sums / sizes)[group]
+
+
+# ---------------------------------------------------------------- measures
+
+class _Context:
+    """Caches what several measures share (relevance flags, gains, ideals)."""
+
+    def __init__(self, ranked: dict, policies: dict):
+        self._ranked = ranked          # judged_only flag -> _Ranked
+        self.policies = policies
+        self._cache: dict = {}
+
+    def ranked(self, measure: Measure) -> _Ranked:
+        judged_only = measure.judged_only if measure.judged_only is not None \
+            else self.policies["judged_only"]
+        return self._ranked[judged_only]
+
+    def level(self, measure: Measure) -> float:
+        return measure.relevance_level if measure.relevance_level is not None \
+            else self.policies["relevance_level"]
+
+    def _cached(self, key, build):
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+    def relevant(self, measure: Measure) -> np.ndarray:
+        ranked, level = self.ranked(measure), self.level(measure)
+
+        def build():
+            flags = (ranked.judged & (ranked.levels >= level)).astype(np.float64)
+            return _tie_group_means(flags, ranked) if self.policies["ties"] == "average" \
+                else flags
+        return self._cached(("relevant", id(ranked), level), build)
+
+    def num_relevant(self, measure: Measure) -> np.ndarray:
+        ranked, level = self.ranked(measure), self.level(measure)
+        return self._cached(("R", id(ranked), level), lambda: np.bincount(
+            _topic_of_rows(ranked.qrels_offsets), weights=(ranked.qrels_levels >= level),
+            minlength=len(ranked.qrels_offsets) - 1).astype(np.float64))
+
+    def mapping(self, measure: Measure) -> GainMapping:
+        if measure.gains is None:
+            return gain_mapping("identity")
+        if isinstance(measure.gains, str):
+            return gain_mapping(measure.gains)
+        table = dict(measure.gains)
+
+        def gain_of_level(level: float) -> float:
+            if level in table:
+                return table[level]
+            if measure.gain_fallback == "identity" or level < 0:
+                return level if level >= 0 else 0.0
+            raise InputError(f"measure {measure.name!r}: relevance level {level:g} has no gain")
+        return GainMapping(measure.name, gain_of_level)
+
+    def gains(self, measure: Measure) -> np.ndarray:
+        ranked = self.ranked(measure)
+
+        def build():
+            gains = np.where(ranked.judged, self.mapping(measure)(ranked.levels), 0.0)
+            return _tie_group_means(gains, ranked) if self.policies["ties"] == "average" \
+                else gains
+        return self._cached(("gains", id(ranked), measure.gains), build)
+
+    def judged_gains(self, measure: Measure) -> np.ndarray:
+        """The recall base: a gain per judgment (levels < 0 get 0, never in the ideal)."""
+        ranked = self.ranked(measure)
+        return self._cached(("judged_gains", id(ranked), measure.gains), lambda: np.where(
+            ranked.qrels_levels >= 0, self.mapping(measure)(ranked.qrels_levels), 0.0))
+
+
+def _safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), 0.0)
+
+
+def _full_depth(ranked: _Ranked) -> int:
+    lengths = np.diff(ranked.offsets)
+    judged = np.diff(ranked.qrels_offsets)
+    return int(max(lengths.max(initial=0), judged.max(initial=0), 1))
+
+
+def _divisors(measure: Measure, k: int) -> np.ndarray:
+    from cumgain.vectors import discount_divisors
+    return discount_divisors(measure.discount, measure.base, k)
+
+
+def _compute(measure: Measure, context: _Context) -> np.ndarray:
+    family = measure.family
+    ranked = context.ranked(measure)
+    n_topics = len(ranked.offsets) - 1
+    lengths = np.diff(ranked.offsets)
+    if context.policies["ties"] == "average" and family in _ORDER_SENSITIVE:
+        raise InputError(
+            f"measure {measure.name!r} is not defined under ties='average' (it is not linear "
+            "in the gains by rank); choose another tie rule")
+    if family == "num_q":
+        return np.ones(n_topics)
+    if family == "num_ret":
+        return lengths.astype(np.float64)
+    if family == "num_rel":
+        return context.num_relevant(measure)
+    if family in ("num_rel_ret", "P", "recall", "success", "Rprec"):
+        relevant = context.relevant(measure)
+        if family == "Rprec":
+            cutoffs = context.num_relevant(measure).astype(np.int64)
+        elif family == "num_rel_ret":
+            cutoffs = lengths.astype(np.int64)
+        else:
+            cutoffs = np.full(n_topics, measure.cutoff, dtype=np.int64)
+        found = kernels.relevant_in_top(relevant, ranked.offsets, cutoffs)
+        if family == "num_rel_ret":
+            return found
+        if family == "P":
+            return found / measure.cutoff
+        if family == "success":
+            return (found > 0).astype(np.float64)
+        return _safe_ratio(found, context.num_relevant(measure))
+    if family in ("map", "map_cut", "gm_map"):
+        cutoff = measure.cutoff if family == "map_cut" else max(int(lengths.max(initial=0)), 1)
+        ap = kernels.average_precision(context.relevant(measure), ranked.offsets,
+                                       context.num_relevant(measure), cutoff)
+        return np.log(np.maximum(ap, GM_FLOOR)) if family == "gm_map" else ap
+    if family == "recip_rank":
+        return kernels.reciprocal_rank(context.relevant(measure), ranked.offsets,
+                                       max(int(lengths.max(initial=0)), 1))
+    gains, judged = context.gains(measure), context.judged_gains(measure)
+    if family in ("ndcg_rel", "Rndcg"):
+        ideal, ideal_offsets = _ideal_lists(judged, ranked.qrels_offsets)
+        ndcg_rel, rndcg = kernels.trec_ndcg_rel_and_rndcg(gains, ranked.offsets, ideal,
+                                                          ideal_offsets)
+        if family == "ndcg_rel":
+            return ndcg_rel
+        return np.where(context.num_relevant(measure) > 0, rndcg, 0.0)
+    graded_families = {"ndcg": "nDCG", "ndcg_cut": "nDCG", "dcg": "DCG", "ideal_dcg": "IDCG"}
+    kind = graded_families.get(family, family)
+    k = measure.cutoff if measure.cutoff is not None else _full_depth(ranked)
+    if kind in ("avg_pos_nCG", "avg_pos_nDCG"):
+        from cumgain.batch import Ragged
+        from cumgain.vectors import ncg, ndcg
+        run_batch, judged_batch = Ragged(gains, ranked.offsets), Ragged(judged, ranked.qrels_offsets)
+        vectors = ncg(run_batch, judged_batch, k) if kind == "avg_pos_nCG" else \
+            ndcg(run_batch, judged_batch, k, discount=measure.discount, base=measure.base)
+        return cgcore.average_position(np.ascontiguousarray(vectors), k)
+    divisors = np.ones(k) if kind in ("CG", "nCG") else _divisors(measure, k)
+    if kind in ("CG", "DCG"):
+        return cgcore.dcg_at(gains, ranked.offsets, divisors, k)
+    if kind == "IDCG":
+        return cgcore.ideal_dcg_at(judged, ranked.qrels_offsets, divisors, k)
+    return cgcore.ndcg_at(gains, ranked.offsets, judged, ranked.qrels_offsets, divisors, k, 0.0)
+
+
+def _ideal_lists(judged_gains: np.ndarray, offsets: np.ndarray):
+    """Each topic's positive gains sorted descending, as flat values + offsets."""
+    topic = _topic_of_rows(offsets)
+    positive = judged_gains > 0
+    order = np.lexsort((-judged_gains[positive], topic[positive]))
+    values = np.ascontiguousarray(judged_gains[positive][order])
+    counts = np.bincount(topic[positive], minlength=len(offsets) - 1)
+    return values, _offsets_from_counts(counts)
+
+
+def _aggregate(measure: Measure, values: np.ndarray) -> float:
+    if len(values) == 0:
+        return 0.0
+    total = float(np.cumsum(values)[-1])  # sequential, in topic order, like trec_eval
+    if measure.aggregate == "sum":
+        return total
+    if measure.aggregate == "gmean":
+        return math.exp(total / len(values))
+    return total / len(values)
+
+
+# ---------------------------------------------------------------- public entry point
+
+def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
+             relevance_level: float = 1, judged_only: bool = False,
+             depth: Optional[int] = None, topics: str = "both", ties: str = "docno_desc",
+             score_precision: str = "float64", seed: Optional[int] = None,
+             duplicates: str = "error", warn: bool = True) -> Evaluation:
+    """Evaluate ``run`` against ``qrels`` with the given measures.
+
+    ``qrels`` / ``run``: TREC file paths (plain or gzip), ``{qid: {docid: value}}``
+    dicts, pandas DataFrames, or loaded :class:`~cumgain.trec_io.Qrels` /
+    :class:`~cumgain.trec_io.Run`. ``measures``: names in any supported spelling
+    (see :mod:`cumgain.measures`). Policies: see the module docstring.
+
+    >>> result = evaluate({"q1": {"a": 2, "b": 0, "c": 1}},
+    ...                   {"q1": {"a": 0.9, "b": 0.8, "c": 0.1}}, ["P_2", "ndcg_cut_3"])
+    >>> result.means["P_2"]
+    0.5
+    """
+    _check_choice(ties, TIE_RULES, "ties")
+    _check_choice(score_precision, SCORE_PRECISIONS, "score_precision")
+    _check_choice(topics, TOPIC_POLICIES, "topics")
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, float)) \
+            or not math.isfinite(relevance_level):
+        raise InputError(f"relevance_level must be a number, got {relevance_level!r}")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer))
+                              or depth < 1):
+        raise InputError(f"depth must be a positive integer or None, got {depth!r}")
+    measure_list = parse_measures(measures)
+    qrels = load_qrels(qrels, duplicates=duplicates)
+    run = load_run(run, duplicates=duplicates)
+
+    judged_counts = np.diff(qrels.offsets)
+    empty = tuple(t for t, n in zip(qrels.topics, judged_counts) if n == 0)
+    qrels_topics = set(qrels.topics) - set(empty)
+    run_topics = set(run.topics)
+    run_only = tuple(sorted(run_topics - qrels_topics))
+    missing = tuple(sorted(qrels_topics - run_topics))
+    if topics == "strict" and (run_only or missing):
+        raise InputError(
+            f"topics differ: {len(run_only)} in the run only {list(run_only[:5])}, "
+            f"{len(missing)} in the qrels only {list(missing[:5])} (topics='strict')")
+    chosen = sorted(qrels_topics) if topics == "qrels" else sorted(qrels_topics & run_topics)
+    if warn and (run_only or missing or empty):
+        parts = []
+        if run_only:
+            parts.append(f"{len(run_only)} run topics have no judgments and are not evaluated "
+                         f"(e.g. {', '.join(run_only[:3])})")
+        if missing:
+            fate = "score 0" if topics == "qrels" else "are skipped"
+            parts.append(f"{len(missing)} qrels topics are missing from the run and {fate} "
+                         f"(e.g. {', '.join(missing[:3])})")
+        if empty:
+            parts.append(f"{len(empty)} qrels topics have no judgments (e.g. {empty[0]})")
+        warnings.warn("; ".join(parts), TopicsWarning, stacklevel=2)
+
+    policies = dict(relevance_level=float(relevance_level), judged_only=bool(judged_only),
+                    depth=depth, topics=topics, ties=ties, score_precision=score_precision,
+                    seed=seed)
+    flags = {measure.judged_only if measure.judged_only is not None else judged_only
+             for measure in measure_list}
+    ranked = {flag: _rank(qrels, run, chosen, ties=ties, score_precision=score_precision,
+                          seed=seed, depth=depth, judged_only=flag) for flag in flags}
+    context = _Context(ranked, policies)
+    values = {measure.name: _compute(measure, context) for measure in measure_list}
+    means = {measure.name: _aggregate(measure, values[measure.name]) for measure in measure_list}
+    return Evaluation(topics=tuple(chosen), measures=tuple(measure_list), values=values,
+                      means=means, run_only_topics=run_only, missing_topics=missing,
+                      empty_qrels_topics=empty, run_tag=run.tag, policies=policies)
