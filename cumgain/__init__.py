@@ -4,8 +4,12 @@ The vector API of Jarvelin & Kekalainen (2002): :func:`cg`, :func:`dcg`,
 :func:`ideal_gains`, :func:`ncg`, :func:`ndcg`, :func:`avg_vect`,
 :func:`norm_vect`, :func:`avg_pos`, and scalars at a cut-off
 (:func:`cg_at`, :func:`dcg_at`, :func:`ncg_at`, :func:`ndcg_at`).
+
+The evaluator, :func:`evaluate`, computes trec_eval's measures and the J&K family
+for TREC files, dicts or DataFrames, exactly as trec_eval and pytrec_eval do.
 """
 from cumgain.batch import Ragged
+from cumgain.evaluator import Evaluation, TopicsWarning, evaluate
 from cumgain.exceptions import CumgainError, FormatError, InputError
 from cumgain.gains import GainMapping, gain_mapping, map_gains
 from cumgain.vectors import (
@@ -29,6 +33,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CumgainError",
+    "Evaluation",
+    "TopicsWarning",
+    "evaluate",
     "FormatError",
     "GainMapping",
     "InputError",

@@ -1,0 +1,866 @@
+"""Read qrels and runs: TREC files (plain or gzip), pytrec_eval-style dicts, DataFrames.
+
+Every front-end returns a :class:`Qrels` or a :class:`Run`: the rows grouped by
+topic (topic ``t`` owns rows ``offsets[t]:offsets[t+1]``, as in a CSR matrix),
+topics in order of first appearance, and the rows of a topic in input order.
+The evaluation engine takes these; nothing is sorted by score or docno here.
+
+This module is the pure-Python reference for a future C parser, so each rule
+below is meant to be exact. Where a rule differs from trec_eval
+(``get_qrels.c`` and ``get_trec_results.c`` of trec_eval 10.0) it says so.
+
+Files
+-----
+* **Lines and fields.** Lines end at ``\\n``. Fields are separated by runs of
+  ASCII whitespace (space, ``\\t``, ``\\r``, ``\\v``, ``\\f``: C ``isspace``),
+  as in trec_eval, so CRLF files read like LF files. A final line without a
+  newline is read. Line numbers in errors count every physical line from 1
+  (trec_eval counts only the data lines).
+* **Comments.** A line whose first non-blank character is ``#`` is skipped, in
+  qrels and runs (trec_eval 10.0; 9.0.8 has no comments). In qrels, trec_eval
+  10.0 only treats ``#`` in column 1 as a comment; we also skip indented ones.
+  A ``#`` later in a line is data (MS MARCO v2.1 docids contain ``#``).
+* **Qrels line** ``qid iter docno rel``: exactly 4 fields, otherwise an error
+  (trec_eval: "Malformed line"). ``iter`` is ignored and may be anything
+  (TREC-COVID puts ``0.5`` there). ``rel`` is read as a float64 number, so
+  ``1.9`` stays 1.9 and ``-2`` stays -2. *Difference:* trec_eval reads ``rel``
+  with ``atol``, which truncates ``1.9`` to 1 and reads ``abc`` as 0 without a
+  word; here a non-numeric, NaN or infinite ``rel`` is an error. A **blank line
+  (empty or whitespace only) is an error in qrels**, as in trec_eval.
+* **Run line** ``qid iter docno rank score tag [extra ...]``: at least 6 fields
+  (5 is an error, as in trec_eval); fields after the tag are ignored. ``iter``
+  and ``rank`` are ignored and not validated: the ranking comes from the score
+  alone (trec_eval). Blank lines are skipped (trec_eval). The run's ``tag`` is
+  the tag of the **last** data line (what trec_eval prints as ``runid``).
+* **Numbers** (``score`` and ``rel``) follow one grammar: an optional sign, then
+  decimal digits with an optional point and an optional exponent
+  (``1``, ``-0.5``, ``.5``, ``5.``, ``1e-3``, ``1E+7``), or ``inf`` /
+  ``infinity`` in any case. The value is the correctly rounded double, the
+  same as C ``strtod`` / ``atof`` gives; ``1e400`` becomes ``inf`` as in C.
+  *Differences from atof:* anything else is an error instead of a silent
+  prefix parse (``abc`` -> 0, ``12abc`` -> 12), including hexadecimal
+  (``0x10``, which atof reads as 16) and Python-only underscores (``1_0``).
+  A NaN score is an error, because NaN leaves the ranking undefined
+  (trec_eval accepts it and sorts it unpredictably). Scores may be ``inf``;
+  relevance values must be finite.
+* **Encoding.** The whole file, comments included, must be valid UTF-8
+  (decoded strictly); otherwise an error names the line. A UTF-8 byte-order
+  mark at the very start is dropped (trec_eval would glue it to the first
+  qid). Ids are compared as decoded strings, which is the same as comparing
+  the bytes. A NUL byte anywhere is an error (trec_eval's C strings would
+  silently end the field there).
+* **gzip.** A file (or stdin) whose first two bytes are ``1f 8b`` is gunzipped
+  on the fly, whatever its name; concatenated gzip members and zero padding
+  after the last member are accepted, as by :mod:`gzip`. trec_eval cannot read
+  gzip at all. A truncated or corrupt stream (bad header, bad data, bad CRC or
+  length, non-gzip bytes after a member) is an error naming the last complete
+  line that was read. Files are read in blocks of a few MiB.
+* **Paths.** A path is a ``str`` or :class:`os.PathLike`; the ``str`` ``"-"``
+  reads ``sys.stdin.buffer`` (trec_eval 10.0) and is reported as ``<stdin>``.
+  A file that cannot be opened raises the :class:`OSError` that ``open``
+  raises (:class:`FileNotFoundError`, :class:`IsADirectoryError`,
+  :class:`PermissionError`), whose message names the path.
+* **Line ends.** Only ``\n`` ends a line, as in trec_eval, so a file with
+  old Mac (CR-only) line ends is one long line: a qrels file then fails with
+  "expected 4 fields", but a run file would read as one row (trec_eval does
+  the same). Not guarded against yet.
+* **Empty input.** A file with no data line (empty, or only comments, or for
+  runs only blank lines) is an error with line number 0: "no judgments" /
+  "no results" (trec_eval: "Cannot read ... file").
+
+Errors
+------
+A :class:`~cumgain.exceptions.FormatError` (an ``InputError``, so a
+``ValueError``) carries the path, the 1-based line number and the line's text,
+and its message starts ``path:line:``. Errors come in file order: the first
+malformed line (fields, encoding, NUL, number) is the one reported.
+Duplicates are looked for once the whole input has been read. Dicts and
+DataFrames raise :class:`~cumgain.exceptions.InputError`.
+
+Duplicates
+----------
+A docno that occurs twice in one topic is an error by default, in qrels and
+runs alike, naming the topic, the docno and both line numbers. trec_eval
+also treats it as fatal, but only when it meets the duplicate while
+evaluating (for runs: only within the ``-M`` cut-off, for qrels: only in a
+topic that is evaluated); here every duplicate is found when reading.
+``duplicates="first"`` keeps the first occurrence and drops the later ones,
+with a :class:`DuplicatesDroppedWarning` giving the number dropped and the
+first one; nothing is ever dropped silently.
+
+Dicts (pytrec_eval style)
+-------------------------
+``{qid: {docid: value}}``. Ids are converted with ``str()``; two keys that
+become the same string (``1`` and ``"1"``) are an :class:`InputError`, since
+a dict cannot otherwise hold a duplicate. Values must be real numbers
+(``int``, ``float``, numpy integers and floats, other :class:`numbers.Real`);
+``bool`` (also ``numpy.bool_``), ``str`` and anything else are an
+:class:`InputError` naming the qid and docid, as is NaN, and for qrels an
+infinite value. A topic whose inner dict is empty is kept with zero rows, so
+the engine can report it. An empty outer dict gives zero topics (not an
+error: pytrec_eval evaluates it to ``{}``). The run tag is ``""``.
+
+DataFrames
+----------
+Columns ``query_id, doc_id, relevance`` (qrels) or ``query_id, doc_id, score``
+(runs); other columns are ignored; missing ones are an :class:`InputError`
+listing them. Ids are converted with ``str()`` (note that a float column gives
+``"5.0"``, not ``"5"``); a missing id (NaN, None, NA) is an error. The value
+column must be numeric and not boolean, with the same NaN / infinity rules as
+files. The duplicates policy applies, with rows named by 0-based position.
+pandas is imported only when a DataFrame is converted.
+
+The arrays of a :class:`Qrels` or :class:`Run` are freshly allocated and
+writable; treat them as read-only. The classes compare by identity (numpy
+arrays have no single truth value).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import compress, repeat
+from numbers import Real
+from typing import Any, BinaryIO, Callable, Iterator, Sequence
+
+import numpy as np
+
+from cumgain.exceptions import FormatError, InputError
+
+__all__ = [
+    "DuplicatesDroppedWarning",
+    "Qrels",
+    "Run",
+    "load_qrels",
+    "load_run",
+    "qrels_from_dataframe",
+    "qrels_from_dict",
+    "read_qrels",
+    "read_run",
+    "run_from_dataframe",
+    "run_from_dict",
+]
+
+_BATCH = 1 << 23        # parse about 8 MiB of text at a time
+_READ = 1 << 20         # read 1 MiB at a time from a file or a gzip stream
+_GZIP_MAGIC = b"\x1f\x8b"
+_BOM = b"\xef\xbb\xbf"
+_SHOWN = 200            # at most this many characters of a bad line in an error
+_POLICIES = ("error", "first")
+_NEWLINE = b"\0"        # the token that stands for a line end while splitting
+
+
+class DuplicatesDroppedWarning(UserWarning):
+    """``duplicates="first"`` dropped repeated (topic, docno) rows."""
+
+
+@dataclass(frozen=True, eq=False)
+class Qrels:
+    """Relevance judgments grouped by topic.
+
+    Topic ``t`` (``topics[t]``) owns ``docnos[offsets[t]:offsets[t+1]]`` and the
+    matching ``relevance`` values, in input order. ``offsets`` is int64 with
+    ``len(topics) + 1`` entries, ``docnos`` an object array of ``str``,
+    ``relevance`` float64 (negative and fractional levels kept as read), and
+    ``lines`` the int64 1-based line of each row in ``source`` (``None`` for
+    dicts and DataFrames).
+    """
+
+    topics: tuple[str, ...]
+    offsets: np.ndarray
+    docnos: np.ndarray
+    relevance: np.ndarray
+    source: str
+    lines: np.ndarray | None
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """The judgments as ``{qid: {docno: relevance}}``."""
+        return _to_dict(self.topics, self.offsets, self.docnos, self.relevance)
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """Retrieved documents and their scores grouped by topic.
+
+    Topic ``t`` owns ``docnos[offsets[t]:offsets[t+1]]`` and the matching
+    float64 ``scores`` in input order (not sorted: ranking is the engine's
+    job). The arrays are laid out as in :class:`Qrels`. ``tag`` is the run
+    tag of the last line read (``""`` for dicts and DataFrames).
+    """
+
+    topics: tuple[str, ...]
+    offsets: np.ndarray
+    docnos: np.ndarray
+    scores: np.ndarray
+    tag: str
+    source: str
+    lines: np.ndarray | None
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """The run as ``{qid: {docno: score}}``."""
+        return _to_dict(self.topics, self.offsets, self.docnos, self.scores)
+
+
+def _to_dict(topics, offsets, docnos, values) -> dict[str, dict[str, float]]:
+    return {
+        topic: dict(zip(docnos[offsets[t]:offsets[t + 1]].tolist(),
+                        values[offsets[t]:offsets[t + 1]].tolist()))
+        for t, topic in enumerate(topics)
+    }
+
+
+# --------------------------------------------------------------------------- files
+
+@dataclass(frozen=True)
+class _Kind:
+    """What differs between reading qrels and reading runs."""
+
+    name: str
+    n_fields: int           # the exact field count (qrels) or the minimum (runs)
+    exact: bool
+    value_field: int
+    value_name: str
+    finite: bool            # reject infinite values too, not only NaN
+    blank_ok: bool
+    empty: str
+    layout: str
+    has_tag: bool
+
+
+_QRELS = _Kind("qrels", 4, True, 3, "relevance", True, False, "no judgments",
+               "qid iter docno rel", False)
+_RUN = _Kind("run", 6, False, 4, "score", False, True, "no results",
+             "qid iter docno rank score tag", True)
+
+
+class _Corrupt(Exception):
+    """The gzip stream cannot be decompressed; the reason is the argument."""
+
+
+def read_qrels(path: str | os.PathLike, *, duplicates: str = "error") -> Qrels:
+    """Read a TREC qrels file (``qid iter docno rel``), plain or gzip.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file; ``"-"`` reads standard input.
+    duplicates : {"error", "first"}
+        What a repeated docno within a topic does: raise, or keep the first
+        occurrence with a :class:`DuplicatesDroppedWarning`.
+
+    Raises
+    ------
+    FormatError
+        A malformed line, with the file and line number (see the module doc).
+    OSError
+        The file cannot be opened.
+    """
+    _check_policy(duplicates)
+    source, topics, tidx, docnos, values, lines, _ = _read_file(path, _QRELS)
+    offsets, docnos, values, lines = _assemble(
+        source, topics, tidx, docnos, values, lines, duplicates, "docno", "topic")
+    return Qrels(topics, offsets, docnos, values, source, lines)
+
+
+def read_run(path: str | os.PathLike, *, duplicates: str = "error") -> Run:
+    """Read a TREC run file (``qid iter docno rank score tag``), plain or gzip.
+
+    Parameters and errors are those of :func:`read_qrels`.
+    """
+    _check_policy(duplicates)
+    source, topics, tidx, docnos, values, lines, tag = _read_file(path, _RUN)
+    offsets, docnos, values, lines = _assemble(
+        source, topics, tidx, docnos, values, lines, duplicates, "docno", "topic")
+    return Run(topics, offsets, docnos, values, tag, source, lines)
+
+
+def _read_file(path, kind: _Kind):
+    if isinstance(path, str) and path == "-":
+        return _read_stream(sys.stdin.buffer, "<stdin>", kind)
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError(
+            f"the {kind.name} path must be a str or os.PathLike, got {type(path).__name__}")
+    source = os.fspath(path)
+    if isinstance(source, bytes):
+        source = os.fsdecode(source)
+    with open(source, "rb") as stream:
+        return _read_stream(stream, source, kind)
+
+
+def _read_stream(stream: BinaryIO, source: str, kind: _Kind):
+    topic_index: dict[bytes, int] = {}
+    tidx_parts, value_parts, line_parts = [], [], []
+    docnos: list[str] = []
+    tag = b""
+    for text, first_line in _batches(stream, source):
+        batch = _parse_batch(text, first_line, source, kind)
+        if batch is None:
+            continue
+        qids, batch_docnos, tokens, lines, batch_tag = batch
+        for qid in dict.fromkeys(qids):
+            if qid not in topic_index:
+                topic_index[qid] = len(topic_index)
+        tidx_parts.append(np.fromiter(map(topic_index.__getitem__, qids), np.int64, len(qids)))
+        docnos.extend(map(bytes.decode, batch_docnos))
+        value_parts.append(_parse_numbers(tokens, lines, text, first_line, source, kind))
+        line_parts.append(lines)
+        if batch_tag is not None:
+            tag = batch_tag
+    if not docnos:
+        raise FormatError(source, 0, f"{kind.empty} (the file has no data lines)")
+    topics = tuple(qid.decode() for qid in topic_index)
+    return (source, topics, np.concatenate(tidx_parts), docnos,
+            np.concatenate(value_parts), np.concatenate(line_parts), tag.decode())
+
+
+def _batches(stream: BinaryIO, source: str) -> Iterator[tuple[bytes, int]]:
+    """Yield ``(text, first_line)``: runs of whole lines of the decompressed
+    input, each about ``_BATCH`` bytes, and the number of their first line."""
+    pending = b""           # text not yet yielded; starts at line `first_line`
+    parts: list[bytes] = []
+    size = 0
+    first_line = 1
+    at_start = True
+    try:
+        for chunk in _chunks(stream):
+            parts.append(chunk)
+            size += len(chunk)
+            if size < _BATCH:
+                continue
+            text = pending + b"".join(parts)
+            parts, size = [], 0
+            cut = text.rfind(b"\n") + 1
+            if cut == 0:            # one very long line: keep reading
+                pending = text
+                continue
+            pending = text[cut:]
+            text = text[:cut]
+            if at_start:
+                text, at_start = _drop_bom(text), False
+            yield text, first_line
+            first_line += text.count(b"\n")
+    except _Corrupt as error:
+        done = first_line - 1 + pending.count(b"\n") + sum(part.count(b"\n") for part in parts)
+        where = f"after line {done}" if done else "before the first complete line"
+        raise FormatError(
+            source, done,
+            f"truncated or corrupt gzip data {where} (the last line read in full): {error}",
+        ) from None
+    text = pending + b"".join(parts)
+    if at_start:
+        text = _drop_bom(text)
+    if text:
+        yield text, first_line
+
+
+def _drop_bom(text: bytes) -> bytes:
+    return text[len(_BOM):] if text.startswith(_BOM) else text
+
+
+def _chunks(stream: BinaryIO) -> Iterator[bytes]:
+    """The bytes of the stream, gunzipped when it starts with the gzip magic."""
+    head = stream.read(_READ)
+    while 0 < len(head) < len(_GZIP_MAGIC):     # a short read must not hide the magic
+        more = stream.read(_READ)
+        if not more:
+            break
+        head += more
+    if not head.startswith(_GZIP_MAGIC):
+        while head:
+            yield head
+            head = stream.read(_READ)
+        return
+    data = head
+    decoder = None                  # None between gzip members
+    while True:
+        if not data:
+            data = stream.read(_READ)
+            if not data:
+                if decoder is not None:
+                    raise _Corrupt("the compressed stream ends early")
+                return
+        if decoder is None:
+            data = data.lstrip(b"\0")   # zero padding after a member, as gzip allows
+            if not data:
+                continue
+            decoder = zlib.decompressobj(wbits=31)
+        backup = decoder.copy()
+        try:
+            out = decoder.decompress(data)
+        except zlib.error as error:
+            yield _salvage(backup, data)
+            raise _Corrupt(str(error)) from None
+        data = b""
+        if out:
+            yield out
+        if decoder.eof:
+            data = decoder.unused_data
+            decoder = None
+
+
+def _salvage(decoder, data: bytes) -> bytes:
+    """What ``decoder`` can decompress from ``data`` before the error that a
+    single ``decompress(data)`` call raised (zlib discards that call's output)."""
+    out = []
+    for start in range(0, len(data), 4096):
+        piece = data[start:start + 4096]
+        backup = decoder.copy()
+        try:
+            out.append(decoder.decompress(piece))
+        except zlib.error:
+            for i in range(len(piece)):
+                try:
+                    out.append(backup.decompress(piece[i:i + 1]))
+                except zlib.error:
+                    break
+            break
+    return b"".join(out)
+
+
+def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
+    """Split whole lines into fields; return the columns of the data lines, or
+    None when the batch has none.
+
+    Each newline becomes a NUL token (NUL bytes are refused in the input), so
+    one ``bytes.split()`` gives the fields of every line without a Python
+    object per line. When every line has exactly ``kind.n_fields`` fields (the
+    usual case) the columns are plain slices; otherwise a second split, line
+    by line, gives each line's field count and so where its fields start.
+    """
+    try:
+        text.decode("utf-8")
+        bad = -1
+    except UnicodeDecodeError as error:
+        bad = error.start
+    if bad >= 0:
+        start = text.rfind(b"\n", 0, bad) + 1
+        _raise_first(text, first_line, text.count(b"\n", 0, bad), source, kind,
+                     f"not valid UTF-8: byte 0x{text[bad]:02x} at column {bad - start + 1}")
+    nul = text.find(b"\0")
+    if nul >= 0:
+        _raise_first(text, first_line, text.count(b"\n", 0, nul), source, kind,
+                     "NUL byte in the line (not allowed in a text file)")
+    if not text.endswith(b"\n"):
+        text += b"\n"
+    n_lines = text.count(b"\n")
+    tokens = text.replace(b"\n", b" \0 ").split()
+    step = kind.n_fields + 1
+    if (len(tokens) == step * n_lines
+            and tokens[kind.n_fields::step].count(_NEWLINE) == n_lines
+            and b"#" not in b"".join(tokens[0::step])):
+        # every line has exactly n_fields fields and none is a comment
+        line_numbers = np.arange(first_line, first_line + n_lines, dtype=np.int64)
+        return (tokens[0::step], tokens[2::step], tokens[kind.value_field::step],
+                line_numbers, tokens[-2] if kind.has_tag else None)
+    lines = text.split(b"\n")
+    lines.pop()                                 # the text ends with a newline
+    counts = np.fromiter(map(len, map(bytes.split, lines)), np.int64, n_lines)
+    starts = np.zeros(n_lines, dtype=np.int64)  # where each line's fields start in tokens
+    np.cumsum(counts[:-1] + 1, out=starts[1:])
+    keep = counts > 0
+    if not kind.blank_ok and not keep.all():
+        _raise_first(text, first_line, int(np.argmin(keep)), source, kind,
+                     "blank line (trec_eval rejects blank lines in qrels files)")
+    nonblank = np.flatnonzero(keep)
+    firsts = map(tokens.__getitem__, starts[nonblank].tolist())
+    comment = np.fromiter(map(bytes.startswith, firsts, repeat(b"#")), bool, len(nonblank))
+    keep[nonblank[comment]] = False
+    bad = (counts != kind.n_fields) if kind.exact else (counts < kind.n_fields)
+    bad &= keep
+    if bad.any():
+        i = int(np.argmax(bad))
+        expected = "" if kind.exact else "at least "
+        _raise_first(text, first_line, i, source, kind,
+                     f"expected {expected}{kind.n_fields} fields ({kind.layout}), "
+                     f"found {counts[i]}")
+    kept = np.flatnonzero(keep)
+    if not len(kept):
+        return None
+    starts = starts[kept]
+    column = tokens.__getitem__
+    return (list(map(column, starts.tolist())),
+            list(map(column, (starts + 2).tolist())),
+            list(map(column, (starts + kind.value_field).tolist())),
+            (kept + first_line).astype(np.int64),
+            tokens[starts[-1] + 5] if kind.has_tag else None)
+
+
+def _is_float(token: bytes) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _raise_first(text: bytes, first_line: int, i: int, source: str, kind: _Kind,
+                 message: str) -> None:
+    """Raise a FormatError for line ``i`` of the batch, unless a line before it
+    has an error of its own (which is then raised): errors come in file order."""
+    start = _line_start(text, i)
+    if start:
+        head = text[:start]
+        batch = _parse_batch(head, first_line, source, kind)
+        if batch is not None:
+            _parse_numbers(batch[2], batch[3], head, first_line, source, kind)
+    raise FormatError(source, first_line + i, message, _nth_line(text, i))
+
+
+def _parse_numbers(tokens: list[bytes], lines: np.ndarray, text: bytes, first_line: int,
+                   source: str, kind: _Kind) -> np.ndarray:
+    """Parse the score or relevance column (see the number grammar above)."""
+    name = kind.value_name
+
+    def fail(i: int, why: str):
+        line = int(lines[i])
+        raise FormatError(source, line, f"{name} {tokens[i].decode()!r} {why}",
+                          _nth_line(text, line - first_line))
+
+    try:
+        values = np.fromiter(map(float, tokens), np.float64, len(tokens))
+    except ValueError:
+        values = None
+    if values is None:
+        fail(next(i for i, token in enumerate(tokens) if not _is_float(token)),
+             "is not a number")
+    if b"_" in b"".join(tokens):        # Python's float() takes 1_000; strtod does not
+        fail(next(i for i, token in enumerate(tokens) if b"_" in token), "is not a number")
+    bad = ~np.isfinite(values) if kind.finite else np.isnan(values)
+    if bad.any():
+        i = int(np.argmax(bad))
+        if np.isnan(values[i]):
+            fail(i, "is NaN" + ("" if kind.finite else ", which leaves the ranking undefined"))
+        fail(i, "is infinite; relevance values must be finite")
+    return values
+
+
+def _line_start(text: bytes, i: int) -> int:
+    """Where line ``i`` (0-based) of ``text`` starts."""
+    start = 0
+    for _ in range(i):
+        start = text.index(b"\n", start) + 1
+    return start
+
+
+def _nth_line(text: bytes, i: int) -> str:
+    return _line_text(text, _line_start(text, i))
+
+
+def _line_text(text: bytes, at: int) -> str:
+    start = text.rfind(b"\n", 0, at) + 1
+    end = text.find(b"\n", at)
+    return _shown(text[start:end if end >= 0 else len(text)])
+
+
+def _shown(line: bytes) -> str:
+    shown = line.decode("utf-8", "backslashreplace")
+    return shown if len(shown) <= _SHOWN else shown[:_SHOWN] + "..."
+
+
+# --------------------------------------------------------------------------- shared
+
+def _check_policy(duplicates: Any) -> None:
+    if duplicates not in _POLICIES:
+        raise InputError(f"duplicates must be one of {_POLICIES}, got {duplicates!r}")
+
+
+def _assemble(source: str, topics: Sequence[str], tidx: np.ndarray, docnos: list[str],
+              values: np.ndarray, lines: np.ndarray | None, duplicates: str,
+              doc_word: str, topic_word: str):
+    """Group the rows by topic (a stable sort), then apply the duplicates policy.
+
+    Returns ``offsets, docnos, values, lines`` with ``docnos`` as an object array.
+    """
+    n = len(docnos)
+    position = None                     # grouped row -> input row, when they differ
+    if n > 1 and (np.diff(tidx) < 0).any():
+        position = np.argsort(tidx, kind="stable")
+        tidx, values = tidx[position], values[position]
+        docnos = list(map(docnos.__getitem__, position.tolist()))
+        lines = None if lines is None else lines[position]
+    offsets = np.zeros(len(topics) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(tidx, minlength=len(topics)), out=offsets[1:])
+    dropped = []                        # (first, repeat) grouped rows
+    bounds = offsets.tolist()
+    for t in range(len(topics)):
+        a, b = bounds[t], bounds[t + 1]
+        if b - a > 1 and len(set(docnos[a:b])) != b - a:
+            seen: dict[str, int] = {}
+            for i in range(a, b):
+                j = seen.setdefault(docnos[i], i)
+                if j != i:
+                    dropped.append((j, i))
+    if dropped:
+        def row(i: int) -> int:
+            return i if position is None else int(position[i])
+
+        dropped.sort(key=lambda pair: row(pair[1]))   # in input order of the repeats
+        j, i = dropped[0]
+        what = f"duplicate {doc_word} {docnos[i]!r} in {topic_word} {topics[tidx[i]]!r}"
+        if lines is None:
+            where = f"rows {row(j)} and {row(i)} (0-based positions)"
+        else:
+            where = f"lines {lines[j]} and {lines[i]}"
+        if duplicates == "error":
+            if lines is None:
+                raise InputError(f"{source}: {what}: {where}")
+            raise FormatError(source, int(lines[i]), f"{what}: {where}")
+        warnings.warn(
+            f"{source}: dropped {len(dropped)} duplicate ({topic_word}, {doc_word}) "
+            f"row(s), keeping the first occurrence of each; the first was {what}: {where}",
+            DuplicatesDroppedWarning, stacklevel=_user_stacklevel())
+        keep = np.ones(n, dtype=bool)
+        keep[[i for _, i in dropped]] = False
+        tidx, values = tidx[keep], values[keep]
+        lines = None if lines is None else lines[keep]
+        docnos = list(compress(docnos, keep.tolist()))
+        n = len(docnos)
+        np.cumsum(np.bincount(tidx, minlength=len(topics)), out=offsets[1:])
+    docno_array = np.empty(n, dtype=object)
+    docno_array[:] = docnos
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    return offsets, docno_array, values, lines
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the first caller outside this module."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (Real, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_))
+
+
+def _number(value: Any, describe: Callable[[], str], finite: bool, name: str) -> float:
+    if not _is_number(value):
+        raise InputError(
+            f"{describe()}: {name} must be a real number, got {type(value).__name__} {value!r}")
+    try:
+        number = float(value)
+    except (OverflowError, ValueError, TypeError) as error:
+        raise InputError(f"{describe()}: {name} {value!r} cannot be a float64: {error}") from None
+    if number != number:
+        raise InputError(f"{describe()}: {name} is NaN")
+    if finite and number in (float("inf"), float("-inf")):
+        raise InputError(f"{describe()}: {name} {value!r} is infinite; it must be finite")
+    return number
+
+
+# --------------------------------------------------------------------------- dicts
+
+def qrels_from_dict(d: Mapping[Any, Mapping[Any, Any]], *, source: str = "<dict>") -> Qrels:
+    """Qrels from a pytrec_eval-style ``{qid: {docid: relevance}}`` dict.
+
+    Ids become ``str``; relevance values must be finite real numbers (not bool).
+    A topic with an empty inner dict is kept with zero rows.
+
+    >>> q = qrels_from_dict({"1": {"d1": 2, "d2": 0}, 2: {}})
+    >>> q.topics, q.offsets.tolist(), q.relevance.tolist()
+    (('1', '2'), [0, 2, 2], [2.0, 0.0])
+    """
+    topics, offsets, docnos, values = _from_dict(d, source, "relevance", finite=True)
+    return Qrels(topics, offsets, docnos, values, source, None)
+
+
+def run_from_dict(d: Mapping[Any, Mapping[Any, Any]], *, source: str = "<dict>") -> Run:
+    """A run from a pytrec_eval-style ``{qid: {docid: score}}`` dict.
+
+    Ids become ``str``; scores must be real numbers (not bool), not NaN; the
+    tag is ``""``.
+
+    >>> r = run_from_dict({"q1": {"d1": 0.5, "d2": 1.5}})
+    >>> r.topics, r.docnos.tolist(), r.scores.tolist()
+    (('q1',), ['d1', 'd2'], [0.5, 1.5])
+    """
+    topics, offsets, docnos, values = _from_dict(d, source, "score", finite=False)
+    return Run(topics, offsets, docnos, values, "", source, None)
+
+
+def _from_dict(d, source: str, name: str, finite: bool):
+    if not isinstance(d, Mapping):
+        raise InputError(
+            f"{source}: expected a mapping {{qid: {{docid: {name}}}}}, got {type(d).__name__}")
+    topics: dict[str, Any] = {}
+    docnos: list[str] = []
+    value_parts = []
+    counts = []
+    for qid, docs in d.items():
+        topic = str(qid)
+        if topic in topics:
+            raise InputError(
+                f"{source}: topic ids {topics[topic]!r} and {qid!r} are both {topic!r} "
+                f"once converted to str")
+        topics[topic] = qid
+        if not isinstance(docs, Mapping):
+            raise InputError(
+                f"{source}: topic {qid!r} must map docids to {name} values, "
+                f"got {type(docs).__name__}")
+        ids = list(map(str, docs))
+        if len(set(ids)) != len(ids):
+            firsts: dict[str, Any] = {}
+            for key in docs:
+                other = firsts.setdefault(str(key), key)
+                if other is not key:
+                    raise InputError(
+                        f"{source}: in topic {qid!r}, docids {other!r} and {key!r} are both "
+                        f"{str(key)!r} once converted to str")
+        raw = list(docs.values())
+        if set(map(type, raw)) <= {int, float}:
+            try:
+                values = np.array(raw, dtype=np.float64)
+            except OverflowError:
+                values = None
+        else:
+            values = None
+        if values is None or (not np.isfinite(values).all() if finite
+                              else np.isnan(values).any()):
+            values = np.array(
+                [_number(value, lambda key=key: f"{source}: topic {qid!r}, docid {key!r}",
+                         finite, name)
+                 for key, value in docs.items()], dtype=np.float64)
+        docnos.extend(ids)
+        value_parts.append(values.reshape(-1))
+        counts.append(len(ids))
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    docno_array = np.empty(len(docnos), dtype=object)
+    docno_array[:] = docnos
+    values = np.concatenate(value_parts) if value_parts else np.zeros(0)
+    return tuple(topics), offsets, docno_array, np.ascontiguousarray(values, dtype=np.float64)
+
+
+# --------------------------------------------------------------------------- DataFrames
+
+def qrels_from_dataframe(df: Any, *, duplicates: str = "error") -> Qrels:
+    """Qrels from a pandas DataFrame with columns ``query_id, doc_id, relevance``.
+
+    Other columns are ignored. ``duplicates`` is as in :func:`read_qrels`.
+    """
+    _check_policy(duplicates)
+    topics, offsets, docnos, values = _from_frame(df, "relevance", True, duplicates)
+    return Qrels(topics, offsets, docnos, values, "<DataFrame>", None)
+
+
+def run_from_dataframe(df: Any, *, duplicates: str = "error") -> Run:
+    """A run from a pandas DataFrame with columns ``query_id, doc_id, score``.
+
+    Other columns are ignored. ``duplicates`` is as in :func:`read_run`.
+    """
+    _check_policy(duplicates)
+    topics, offsets, docnos, values = _from_frame(df, "score", False, duplicates)
+    return Run(topics, offsets, docnos, values, "", "<DataFrame>", None)
+
+
+def _from_frame(df: Any, value_column: str, finite: bool, duplicates: str):
+    import pandas as pd
+
+    source = "<DataFrame>"
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"expected a pandas DataFrame, got {type(df).__name__}")
+    needed = ("query_id", "doc_id", value_column)
+    missing = [column for column in needed if column not in df.columns]
+    if missing:
+        raise InputError(
+            f"{source}: missing column(s) {missing}; need {list(needed)}, "
+            f"found {list(df.columns)}")
+    columns = {}
+    for column in needed:
+        series = df[column]
+        if isinstance(series, pd.DataFrame):
+            raise InputError(f"{source}: column {column!r} appears more than once")
+        columns[column] = series
+    ids = {}
+    for column in ("query_id", "doc_id"):
+        array = columns[column].to_numpy(dtype=object)
+        missing_ids = pd.isna(array)
+        if missing_ids.any():
+            i = int(np.argmax(missing_ids))
+            raise InputError(f"{source}: {column} is missing at row {i} (0-based position)")
+        ids[column] = list(map(str, array))
+    qids, docnos = ids["query_id"], ids["doc_id"]
+
+    def describe(i: int) -> str:
+        return f"{source}: row {i} (query_id {qids[i]!r}, doc_id {docnos[i]!r})"
+
+    series = columns[value_column]
+    if pd.api.types.is_bool_dtype(series.dtype):
+        raise InputError(f"{source}: column {value_column!r} is boolean; it must hold numbers")
+    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_complex_dtype(
+            series.dtype):
+        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = ~np.isfinite(values) if finite else np.isnan(values)
+        if bad.any():
+            i = int(np.argmax(bad))
+            what = "NaN or missing" if np.isnan(values[i]) else "infinite; it must be finite"
+            raise InputError(f"{describe(i)}: {value_column} is {what}")
+    else:
+        raw = series.to_numpy(dtype=object)
+        values = np.array(
+            [_number(value, lambda i=i: describe(i), finite, value_column)
+             for i, value in enumerate(raw)], dtype=np.float64)
+    order = dict.fromkeys(qids)
+    index = {qid: t for t, qid in enumerate(order)}
+    tidx = np.fromiter(map(index.__getitem__, qids), np.int64, len(qids))
+    topics = tuple(order)
+    offsets, docno_array, values, _ = _assemble(
+        source, topics, tidx, docnos, values, None, duplicates, "doc_id", "query_id")
+    return topics, offsets, docno_array, values
+
+
+# --------------------------------------------------------------------------- dispatch
+
+def load_qrels(obj: Any, *, duplicates: str = "error") -> Qrels:
+    """Qrels from whatever was given: a :class:`Qrels` (returned as is), a path
+    (``str`` or ``os.PathLike``; ``"-"`` is stdin), a ``{qid: {docid: rel}}``
+    mapping, or a pandas DataFrame. ``duplicates`` applies to files and
+    DataFrames (a dict cannot repeat a docid)."""
+    _check_policy(duplicates)
+    if isinstance(obj, Qrels):
+        return obj
+    if isinstance(obj, Run):
+        raise InputError("expected qrels, got a Run")
+    if isinstance(obj, (str, os.PathLike)):
+        return read_qrels(obj, duplicates=duplicates)
+    if _is_dataframe(obj):
+        return qrels_from_dataframe(obj, duplicates=duplicates)
+    if isinstance(obj, Mapping):
+        return qrels_from_dict(obj)
+    raise InputError(
+        "qrels must be a Qrels, a path, a {qid: {docid: relevance}} mapping or a "
+        f"pandas DataFrame, got {type(obj).__name__}")
+
+
+def load_run(obj: Any, *, duplicates: str = "error") -> Run:
+    """A run from whatever was given: a :class:`Run` (returned as is), a path
+    (``str`` or ``os.PathLike``; ``"-"`` is stdin), a ``{qid: {docid: score}}``
+    mapping, or a pandas DataFrame. ``duplicates`` applies to files and
+    DataFrames."""
+    _check_policy(duplicates)
+    if isinstance(obj, Run):
+        return obj
+    if isinstance(obj, Qrels):
+        raise InputError("expected a run, got Qrels")
+    if isinstance(obj, (str, os.PathLike)):
+        return read_run(obj, duplicates=duplicates)
+    if _is_dataframe(obj):
+        return run_from_dataframe(obj, duplicates=duplicates)
+    if isinstance(obj, Mapping):
+        return run_from_dict(obj)
+    raise InputError(
+        "a run must be a Run, a path, a {qid: {docid: score}} mapping or a "
+        f"pandas DataFrame, got {type(obj).__name__}")
+
+
+def _is_dataframe(obj: Any) -> bool:
+    """Whether obj is a pandas DataFrame, without importing pandas."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(obj, pandas.DataFrame)

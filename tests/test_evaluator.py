@@ -1,0 +1,239 @@
+"""The evaluator's policies and measures on small hand-made inputs.
+
+Expected values are written as formulas. Large-scale exactness against trec_eval
+and pytrec_eval lives in test_trec_eval_golden.py and test_compat_pytrec_eval.py.
+"""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import cumgain
+from cumgain import InputError
+from cumgain.evaluator import TopicsWarning, evaluate
+
+log2 = math.log2
+QRELS = {"q1": {"a": 2, "b": 0, "c": 1, "d": 3}, "q2": {"x": 1, "y": -1}}
+RUN = {"q1": {"a": 0.9, "b": 0.8, "c": 0.8, "z": 0.5}, "q2": {"y": 2.0, "w": 1.0, "x": 0.5}}
+
+
+def ev(measures, qrels=QRELS, run=RUN, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TopicsWarning)
+        return evaluate(qrels, run, measures, **options)
+
+
+def test_binary_measures_by_formula():
+    result = ev(["P_2", "P_5", "recall_2", "map", "recip_rank", "Rprec", "success_1",
+                 "num_ret", "num_rel", "num_rel_ret", "num_q"]).per_topic()
+    # q1 ranking: a(0.9, rel 2), then b and c tie at 0.8 -> docno descending: c(1), b(0), z
+    q1 = result["q1"]
+    assert q1["P_2"] == 2 / 2 and q1["P_5"] == 2 / 5
+    assert q1["recall_2"] == 2 / 3            # R = 3 (a, c, d)
+    assert q1["map"] == (1 / 1 + 2 / 2) / 3
+    assert q1["recip_rank"] == 1.0 and q1["success_1"] == 1.0
+    assert q1["Rprec"] == 2 / 3
+    assert (q1["num_ret"], q1["num_rel"], q1["num_rel_ret"], q1["num_q"]) == (4, 3, 2, 1)
+    # q2: y (judged -1: not relevant), w (unjudged), x (relevant) -> rank 3
+    assert result["q2"]["recip_rank"] == 1 / 3
+    assert result["q2"]["map"] == (1 / 3) / 1
+
+
+def test_trec_ndcg_by_formula():
+    result = ev(["ndcg", "ndcg_cut_2", "dcg", "ideal_dcg"]).per_topic()["q1"]
+    dcg = 2 / log2(2) + 1 / log2(3)
+    ideal = 3 / log2(2) + 2 / log2(3) + 1 / log2(4)
+    assert result["dcg"] == dcg and result["ideal_dcg"] == ideal
+    assert result["ndcg"] == dcg / ideal
+    assert result["ndcg_cut_2"] == (2 + 1 / log2(3)) / (3 + 2 / log2(3))
+
+
+def test_relevance_level_changes_binary_measures_not_gains():
+    plain, strict = ev(["P_2", "ndcg"]), ev(["P_2", "ndcg"], relevance_level=2)
+    assert plain.per_topic()["q1"]["P_2"] == 1.0
+    assert strict.per_topic()["q1"]["P_2"] == 0.5
+    assert plain.values["ndcg"].tolist() == strict.values["ndcg"].tolist()
+
+
+@pytest.mark.parametrize("ties, first_three", [
+    ("docno_desc", ["a", "c", "b"]),
+    ("docno_asc", ["a", "b", "c"]),
+    ("input_order", ["a", "b", "c"]),
+])
+def test_tie_rules(ties, first_three):
+    gains = {"a": 2, "b": 0, "c": 1}
+    result = ev(["CG@2"], ties=ties).per_topic()["q1"]
+    assert result["CG@2"] == gains[first_three[0]] + gains[first_three[1]]
+
+
+def test_docno_order_is_bytes_not_numbers():
+    qrels = {"q": {"d10": 1}}
+    run = {"q": {"d2": 1.0, "d10": 1.0}}   # "d2" > "d10" as bytes: d2 ranks first
+    assert ev(["recip_rank"], qrels, run).means["recip_rank"] == 0.5
+
+
+def test_random_ties_are_seeded():
+    run = {"q1": {doc: 1.0 for doc in "abcdefgh"}}
+    qrels = {"q1": {"a": 1}}
+    first = ev(["recip_rank"], qrels, run, ties="random", seed=7).means["recip_rank"]
+    assert ev(["recip_rank"], qrels, run, ties="random", seed=7).means["recip_rank"] == first
+    values = {ev(["recip_rank"], qrels, run, ties="random", seed=s).means["recip_rank"]
+              for s in range(20)}
+    assert len(values) > 1
+
+
+def test_average_ties_give_the_expected_gain():
+    # b (0) and c (1) tie at ranks 2-3: each position gets gain 0.5
+    result = ev(["DCG@3", "P_3", "P_2"], ties="average").per_topic()["q1"]
+    assert result["DCG@3"] == 2 / log2(2) + 0.5 / log2(3) + 0.5 / log2(4)
+    assert result["P_2"] == (1 + 0.5) / 2
+    with pytest.raises(InputError, match="ties='average'"):
+        ev(["map"], ties="average")
+
+
+def test_average_ties_match_sklearn():
+    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 4, size=(1, 30))
+    scores = rng.integers(0, 5, size=(1, 30)).astype(float)
+    qrels = {"q": {f"d{i}": int(labels[0, i]) for i in range(30)}}
+    run = {"q": {f"d{i}": float(scores[0, i]) for i in range(30)}}
+    ours = ev(["DCG@10"], qrels, run, ties="average").means["DCG@10"]
+    assert ours == pytest.approx(sklearn_metrics.dcg_score(labels, scores, k=10), rel=1e-12)
+
+
+def test_float32_precision_makes_near_equal_scores_tie():
+    qrels = {"q": {"d1": 1}}
+    run = {"q": {"d1": 1.000000002, "d2": 1.000000001}}
+    assert ev(["recip_rank"], qrels, run).means["recip_rank"] == 1.0
+    assert ev(["recip_rank"], qrels, run, score_precision="float32").means["recip_rank"] == 0.5
+
+
+def test_depth_cut_after_ranking():
+    result = ev(["num_ret", "P_5", "recip_rank"], depth=2).per_topic()
+    assert result["q1"]["num_ret"] == 2
+    assert result["q2"]["recip_rank"] == 0.0     # x was at rank 3
+
+
+def test_judged_only_closes_the_gaps():
+    result = ev(["num_ret", "recip_rank"], judged_only=True).per_topic()
+    assert result["q1"]["num_ret"] == 3              # z dropped
+    assert result["q2"]["recip_rank"] == 1.0         # y (-1) and w (unjudged) dropped
+    per_measure = ev(["RR", "RR(judged_only=True)"]).per_topic()["q2"]
+    assert per_measure == {"RR": 1 / 3, "RR(judged_only=True)": 1.0}
+
+
+def test_topic_policies_and_reports():
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {}}
+    run = {"q1": {"a": 1.0}, "q9": {"c": 1.0}}
+    with pytest.warns(TopicsWarning, match="1 run topics have no judgments"):
+        both = evaluate(qrels, run, ["P_1", "num_rel"])
+    assert both.topics == ("q1",) and both.means["P_1"] == 1.0
+    assert both.run_only_topics == ("q9",)
+    assert both.missing_topics == ("q2",)
+    assert both.empty_qrels_topics == ("q3",)
+    every = ev(["P_1", "num_rel", "gm_map"], qrels, run, topics="qrels")
+    assert every.topics == ("q1", "q2")
+    assert every.means["P_1"] == 0.5 and every.means["num_rel"] == 2
+    assert every.means["gm_map"] == pytest.approx(math.exp((0 + math.log(1e-5)) / 2))
+    with pytest.raises(InputError, match="topics differ"):
+        evaluate(qrels, run, ["P_1"], topics="strict")
+
+
+def test_topic_order_is_byte_order():
+    qrels = {t: {"a": 1} for t in ["10", "2", "1"]}
+    run = {t: {"a": 1.0} for t in ["2", "10", "1"]}
+    assert ev(["P_1"], qrels, run).topics == ("1", "10", "2")
+
+
+def test_a_topic_with_only_negative_judgments_scores_zero():
+    result = ev(["ndcg", "map", "P_5", "Rndcg", "ndcg_rel"], {"q": {"a": -2}},
+                {"q": {"a": 1.0, "b": 0.5}}).per_topic()["q"]
+    assert set(result.values()) == {0.0}
+
+
+def test_gain_table_renames_and_sorts_fractional_gains_correctly():
+    qrels = {"q": {"a": 1, "b": 2, "c": 3}}
+    run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    result = ev(["ndcg.1=0.5,2=0.9,3=0.7"], qrels, run)
+    name = "ndcg_1=0.5,2=0.9,3=0.7"
+    dcg = 0.5 + 0.9 / log2(3) + 0.7 / 2
+    ideal = 0.9 + 0.7 / log2(3) + 0.5 / 2     # correctly sorted (trec_eval mis-sorts these)
+    assert result.means[name] == pytest.approx(dcg / ideal, rel=1e-15)
+
+
+def test_gain_table_unlisted_levels_keep_their_level():
+    qrels = {"q": {"a": 1, "b": 2}}
+    run = {"q": {"b": 2.0, "a": 1.0}}
+    result = ev(["ndcg.1=3"], qrels, run).means["ndcg_1=3"]
+    assert result == pytest.approx((2 + 3 / log2(3)) / (3 + 2 / log2(3)), rel=1e-15)
+
+
+def test_jk_family_reproduces_the_paper_example():
+    levels = [3, 2, 3, 0, 0, 1, 2, 2, 3, 0]
+    recall_base = [3, 3, 3, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0]
+    qrels = {"t": {f"j{i}": level for i, level in enumerate(recall_base)}}
+    # the run retrieves judged documents with the paper's gains, in order
+    pools = {level: [f"j{i}" for i, l in enumerate(recall_base) if l == level]
+             for level in range(4)}
+    ranking = [pools[level].pop() for level in levels]
+    run = {"t": {doc: 100.0 - rank for rank, doc in enumerate(ranking)}}
+    names = ["CG@7", "DCG@10(discount=tois,base=2)", "nCG@4", "nDCG@10(discount=tois)",
+             "avg_pos_nCG@10"]
+    result = ev(names, qrels, run).means
+    assert result["CG@7"] == 11
+    assert round(result["DCG@10(discount=tois,base=2)"], 2) == 9.61
+    assert result["nCG@4"] == 8 / 11
+    assert result["nDCG@10(discount=tois)"] == pytest.approx(
+        cumgain.ndcg(levels, recall_base)[9], rel=1e-15)
+    assert result["avg_pos_nCG@10"] == pytest.approx(
+        cumgain.avg_pos(cumgain.ncg(levels, recall_base), 10), rel=1e-15)
+
+
+def test_gain_schemes_in_measure_names():
+    result = ev(["nDCG@3(gains=0-1-10-100)", "nDCG(dcg='exp-log2')@3",
+                 "nDCG@3(gains=exponential)"]).per_topic()["q1"]
+    dcg = 10 / 1 + 1 / log2(3) + 0 / 2     # a (2 -> 10), c (1 -> 1), b (0)
+    ideal = 100 + 10 / log2(3) + 1 / 2
+    assert result["nDCG@3(gains=0-1-10-100)"] == pytest.approx(dcg / ideal, rel=1e-15)
+    assert result["nDCG(dcg='exp-log2')@3"] == result["nDCG@3(gains=exponential)"]
+
+
+def test_ir_measures_spellings_equal_trec_eval_ones():
+    result = ev(["nDCG@3", "ndcg_cut_3", "P@2", "P_2", "AP", "map", "RR", "recip_rank",
+                 "R@2", "recall_2", "AP@2", "map_cut_2"]).means
+    for ir_name, trec_name in [("nDCG@3", "ndcg_cut_3"), ("P@2", "P_2"), ("AP", "map"),
+                               ("RR", "recip_rank"), ("R@2", "recall_2"), ("AP@2", "map_cut_2")]:
+        assert result[ir_name] == result[trec_name]
+
+
+def test_unknown_measure_lists_close_matches():
+    with pytest.raises(InputError, match="did you mean.*ndcg_cut"):
+        ev(["ndgc_cut_10"])
+
+
+def test_bad_policies():
+    for options, message in [({"ties": "alphabetical"}, "ties"),
+                             ({"score_precision": "float16"}, "score_precision"),
+                             ({"topics": "some"}, "topics"),
+                             ({"depth": 0}, "depth"),
+                             ({"relevance_level": "high"}, "relevance_level")]:
+        with pytest.raises(InputError, match=message):
+            ev(["P_5"], **options)
+
+
+def test_duplicate_documents_in_a_run_file_are_an_error(tmp_path):
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q 0 a 1\n")
+    run = tmp_path / "run"
+    run.write_text("q Q0 a 1 2.0 t\nq Q0 b 2 1.0 t\nq Q0 a 3 0.5 t\n")
+    with pytest.raises(ValueError, match="a"):
+        evaluate(qrels, run, ["P_5"])
+
+
+def test_results_convert_to_a_dataframe():
+    pytest.importorskip("pandas")
+    frame = ev(["P_2", "map"]).to_dataframe()
+    assert list(frame.columns) == ["P_2", "map"]
+    assert list(frame.index) == ["q1", "q2"]
