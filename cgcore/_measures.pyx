@@ -285,3 +285,15 @@ def trec_ndcg_rel_and_rndcg(const gain_t[::1] gains, const index_t[::1] offsets,
                 ideal_rows + ideal_offsets[t] if ideal_rows != NULL else NULL,
                 ideal_offsets[t + 1] - ideal_offsets[t])
     return ndcg_rel, rndcg
+
+
+def log_floored(const gain_t[::1] values, double floor):
+    """log(max(v, floor)) per value with libm's log, as trec_eval's gm_map does
+    (numpy's vectorised log may differ from libm in the last bit)."""
+    result = np.empty(values.shape[0], dtype=np.float64)
+    cdef gain_t[::1] out = result
+    cdef Py_ssize_t i
+    with nogil:
+        for i in range(values.shape[0]):
+            out[i] = log(values[i] if values[i] > floor else floor)
+    return result

@@ -182,7 +182,8 @@ def _rank(qrels: Qrels, run: Run, topics: list, *, ties: str, score_precision: s
 
     scores = run.scores[run_rows].astype(np.float64)
     if score_precision == "float32":
-        scores = scores.astype(np.float32).astype(np.float64)
+        with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as in C
+            scores = scores.astype(np.float32).astype(np.float64)
     if ties in ("docno_desc", "average"):
         tie_keys = -run_docs
     elif ties == "docno_asc":
@@ -340,7 +341,7 @@ def _compute(measure: Measure, context: _Context) -> np.ndarray:
         cutoff = measure.cutoff if family == "map_cut" else max(int(lengths.max(initial=0)), 1)
         ap = kernels.average_precision(context.relevant(measure), ranked.offsets,
                                        context.num_relevant(measure), cutoff)
-        return np.log(np.maximum(ap, GM_FLOOR)) if family == "gm_map" else ap
+        return kernels.log_floored(ap, GM_FLOOR) if family == "gm_map" else ap
     if family == "recip_rank":
         return kernels.reciprocal_rank(context.relevant(measure), ranked.offsets,
                                        max(int(lengths.max(initial=0)), 1))
