@@ -45,9 +45,11 @@ import numpy as np
 
 import cgcore
 from cgcore import _measures as kernels
+from cgcore import _trec
 from cumgain.exceptions import InputError
 from cumgain.gains import GainMapping, gain_mapping
 from cumgain.measures import Measure, parse_measures
+from cumgain.native import RankedInput, read_ranked
 from cumgain.trec_io import Qrels, Run, load_qrels, load_run
 
 TIE_RULES = ("docno_desc", "docno_asc", "input_order", "average", "random")
@@ -147,7 +149,8 @@ def _offsets_from_counts(counts: np.ndarray) -> np.ndarray:
 
 
 def _rank(qrels: Qrels, run: Run, topics: list, *, ties: str, score_precision: str,
-          seed: Optional[int], depth: Optional[int], judged_only: bool) -> _Ranked:
+          seed: int, depth: Optional[int]) -> _Ranked:
+    """The reference path (any input form): join, rank and cut with numpy and cgcore."""
     run_index = {topic: i for i, topic in enumerate(run.topics)}
     qrels_index = {topic: i for i, topic in enumerate(qrels.topics)}
     run_rows, run_offsets = _gather(
@@ -191,20 +194,47 @@ def _rank(qrels: Qrels, run: Run, topics: list, *, ties: str, score_precision: s
     elif ties == "input_order":
         tie_keys = np.arange(len(run_rows), dtype=np.int64)
     else:
-        tie_keys = np.random.default_rng(seed).permutation(len(run_rows)).astype(np.int64)
-    order = cgcore._measures.rank_topics(scores, np.ascontiguousarray(tie_keys, np.int64),
-                                         run_offsets)
+        tie_keys = _trec.random_tie_keys(seed, _positions_in_topic(run_offsets))
+    order = kernels.rank_topics(scores, np.ascontiguousarray(tie_keys, np.int64), run_offsets)
 
     keep = np.ones(len(order), dtype=bool)
     if depth is not None:
         keep &= _positions_in_topic(run_offsets) < depth
-    if judged_only:
-        keep &= judged[order]
     kept = order[keep]
     counts = np.bincount(_topic_of_rows(run_offsets)[keep], minlength=len(topics))
     return _Ranked(offsets=_offsets_from_counts(counts), levels=levels[kept],
                    judged=judged[kept], scores=scores[kept],
                    qrels_offsets=qrels_offsets, qrels_levels=qrels_levels)
+
+
+def _universe(native: RankedInput, topics: list) -> tuple[_Ranked, np.ndarray]:
+    """The native output as it is (run topic order, no copy of the ranked rows), with
+    empty topics appended for chosen topics absent from the run; and where each chosen
+    topic sits in it. Measures are computed for all of it, then the chosen picked."""
+    run_index = {topic: i for i, topic in enumerate(native.run_topics)}
+    absent = [topic for topic in topics if topic not in run_index]
+    universe = list(native.run_topics) + absent
+    index = {topic: i for i, topic in enumerate(universe)}
+    qrels_index = {topic: i for i, topic in enumerate(native.qrels_topics)}
+    qrels_rows, qrels_offsets = _gather(
+        native.qrels_offsets, np.array([qrels_index.get(t, -1) for t in universe], dtype=np.int64))
+    offsets = np.concatenate([native.run_offsets,
+                              np.full(len(absent), native.run_offsets[-1], dtype=np.int64)])
+    ranked = _Ranked(offsets=offsets, levels=native.levels, judged=native.judged,
+                     scores=native.scores, qrels_offsets=qrels_offsets,
+                     qrels_levels=native.qrels_levels[qrels_rows])
+    return ranked, np.array([index[topic] for topic in topics], dtype=np.int64)
+
+
+def _judged_only(ranked: _Ranked) -> _Ranked:
+    """trec_eval -J: drop ranked documents without a judgment >= 0, closing the gaps."""
+    keep = ranked.judged
+    counts = np.bincount(_topic_of_rows(ranked.offsets)[keep],
+                         minlength=len(ranked.offsets) - 1)
+    return _Ranked(offsets=_offsets_from_counts(counts), levels=ranked.levels[keep],
+                   judged=ranked.judged[keep],
+                   scores=None if ranked.scores is None else ranked.scores[keep],
+                   qrels_offsets=ranked.qrels_offsets, qrels_levels=ranked.qrels_levels)
 
 
 def _tie_group_means(values: np.ndarray, ranked: _Ranked) -> np.ndarray:
@@ -278,7 +308,13 @@ class _Context:
         ranked = self.ranked(measure)
 
         def build():
-            gains = np.where(ranked.judged, self.mapping(measure)(ranked.levels), 0.0)
+            if measure.gains is None:   # identity: judged rows have levels >= 0, others 0
+                gains = ranked.levels
+            else:                       # map the few distinct judged levels, then look up
+                distinct = np.unique(ranked.qrels_levels)
+                table = self.mapping(measure)(distinct) if len(distinct) else np.zeros(1)
+                where = np.minimum(np.searchsorted(distinct, ranked.levels), len(table) - 1)
+                gains = np.where(ranked.judged, table[where], 0.0)
             return _tie_group_means(gains, ranked) if self.policies["ties"] == "average" \
                 else gains
         return self._cached(("gains", id(ranked), measure.gains), build)
@@ -286,8 +322,13 @@ class _Context:
     def judged_gains(self, measure: Measure) -> np.ndarray:
         """The recall base: a gain per judgment (levels < 0 get 0, never in the ideal)."""
         ranked = self.ranked(measure)
-        return self._cached(("judged_gains", id(ranked), measure.gains), lambda: np.where(
-            ranked.qrels_levels >= 0, self.mapping(measure)(ranked.qrels_levels), 0.0))
+
+        def build():
+            if measure.gains is None:
+                return np.where(ranked.qrels_levels >= 0, ranked.qrels_levels, 0.0)
+            return np.where(ranked.qrels_levels >= 0,
+                            self.mapping(measure)(ranked.qrels_levels), 0.0)
+        return self._cached(("judged_gains", id(ranked), measure.gains), build)
 
 
 def _safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
@@ -421,13 +462,26 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
                               or depth < 1):
         raise InputError(f"depth must be a positive integer or None, got {depth!r}")
     measure_list = parse_measures(measures)
-    qrels = load_qrels(qrels, duplicates=duplicates)
-    run = load_run(run, duplicates=duplicates)
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy) & (2 ** 64 - 1)
+    elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise InputError(f"seed must be an integer or None, got {seed!r}")
+    seed = int(seed) & (2 ** 64 - 1)
+    native = read_ranked(qrels, run, ties=ties, score_precision=score_precision, seed=seed,
+                         depth=depth, duplicates=duplicates)
+    if native is not None:
+        qrels_topics_all, run_topics_all, run_tag = native.qrels_topics, native.run_topics, \
+            native.tag
+        empty = ()
+    else:
+        qrels = load_qrels(qrels, duplicates=duplicates)
+        run = load_run(run, duplicates=duplicates)
+        judged_counts = np.diff(qrels.offsets)
+        empty = tuple(t for t, n in zip(qrels.topics, judged_counts) if n == 0)
+        qrels_topics_all, run_topics_all, run_tag = qrels.topics, run.topics, run.tag
 
-    judged_counts = np.diff(qrels.offsets)
-    empty = tuple(t for t, n in zip(qrels.topics, judged_counts) if n == 0)
-    qrels_topics = set(qrels.topics) - set(empty)
-    run_topics = set(run.topics)
+    qrels_topics = set(qrels_topics_all) - set(empty)
+    run_topics = set(run_topics_all)
     run_only = tuple(sorted(run_topics - qrels_topics))
     missing = tuple(sorted(qrels_topics - run_topics))
     if topics == "strict" and (run_only or missing):
@@ -453,11 +507,16 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
                     seed=seed)
     flags = {measure.judged_only if measure.judged_only is not None else judged_only
              for measure in measure_list}
-    ranked = {flag: _rank(qrels, run, chosen, ties=ties, score_precision=score_precision,
-                          seed=seed, depth=depth, judged_only=flag) for flag in flags}
+    if native is not None:
+        everything, chosen_index = _universe(native, chosen)
+    else:
+        everything = _rank(qrels, run, chosen, ties=ties, score_precision=score_precision,
+                           seed=seed, depth=depth)
+        chosen_index = np.arange(len(chosen))
+    ranked = {flag: _judged_only(everything) if flag else everything for flag in flags}
     context = _Context(ranked, policies)
-    values = {measure.name: _compute(measure, context) for measure in measure_list}
+    values = {measure.name: _compute(measure, context)[chosen_index] for measure in measure_list}
     means = {measure.name: _aggregate(measure, values[measure.name]) for measure in measure_list}
     return Evaluation(topics=tuple(chosen), measures=tuple(measure_list), values=values,
                       means=means, run_only_topics=run_only, missing_topics=missing,
-                      empty_qrels_topics=empty, run_tag=run.tag, policies=policies)
+                      empty_qrels_topics=empty, run_tag=run_tag, policies=policies)

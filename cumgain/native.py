@@ -1,0 +1,109 @@
+"""The fast path for TREC files: parse, rank and join in C (``cgcore._trec``).
+
+:func:`read_ranked` streams the qrels and the run through the native reader and
+returns every run topic already ranked (score descending, then the tie rule), cut at
+the depth and joined with its judgments. It returns None when the native path
+cannot take the input (standard input, a run whose topics are not contiguous, the
+"first" duplicates policy) or finds a problem; the caller then reads the files with
+the pure-Python reference reader (:mod:`cumgain.trec_io`), which handles those
+inputs and words every error with file, line and text.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from cgcore import _trec
+
+TIE_CODES = {"docno_desc": _trec.TIES_DOCNO_DESC, "average": _trec.TIES_DOCNO_DESC,
+             "docno_asc": _trec.TIES_DOCNO_ASC, "input_order": _trec.TIES_INPUT_ORDER,
+             "random": _trec.TIES_RANDOM}
+
+
+@dataclass
+class RankedInput:
+    """Every run topic ranked and joined, and the judgments grouped by topic."""
+
+    run_topics: list              # in order of appearance in the run
+    run_offsets: np.ndarray       # ranked rows of run topic i: run_offsets[i]:run_offsets[i+1]
+    levels: np.ndarray            # relevance level per ranked row (0 if not judged)
+    judged: np.ndarray            # in the qrels with a level >= 0
+    scores: Optional[np.ndarray]  # as compared (after float32 rounding); kept for ties="average"
+    tag: str
+    qrels_topics: list            # in order of appearance in the qrels
+    qrels_offsets: np.ndarray     # judgments of qrels topic i
+    qrels_levels: np.ndarray
+
+
+def _is_file(path: Any) -> bool:
+    if not isinstance(path, (str, os.PathLike)):
+        return False
+    path = os.fspath(path)
+    return path != "-" and os.path.isfile(path)
+
+
+BLOCK = 1 << 23          # read about 8 MiB at a time
+GZIP_MAGIC = b"\x1f\x8b"
+BOM = b"\xef\xbb\xbf"
+
+
+def _blocks(stream):
+    """Blocks of whole lines (a memoryview each, no copy of the block)."""
+    pending = b""
+    first = True
+    while True:
+        chunk = stream.read(BLOCK)
+        if not chunk:
+            break
+        data = pending + chunk if pending else chunk
+        if first:
+            data, first = (data[len(BOM):] if data.startswith(BOM) else data), False
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            pending = data
+            continue
+        pending = data[cut:]
+        yield memoryview(data)[:cut]
+    if pending:
+        yield memoryview(pending[len(BOM):] if first and pending.startswith(BOM) else pending)
+
+
+def _feed(parser, path) -> bool:
+    """Feed a whole file (plain or gzip); False if the parser stopped or the file is
+    not readable as such (the reference reader then reports why)."""
+    source = os.fsdecode(os.fspath(path))
+    with open(source, "rb") as raw:
+        gzipped = raw.read(2) == GZIP_MAGIC
+        raw.seek(0)
+        stream = gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw
+        try:
+            for block in _blocks(stream):
+                if parser.feed(block) != _trec.STATUS_OK:
+                    return False
+        except (OSError, EOFError, zlib.error):
+            return False
+    return parser.finish() == _trec.STATUS_OK
+
+
+def read_ranked(qrels_path: Any, run_path: Any, *, ties: str, score_precision: str,
+                seed: int, depth: Optional[int], duplicates: str = "error"
+                ) -> Optional[RankedInput]:
+    """Read, rank and join in C, or None when the reference reader must take over."""
+    if duplicates != "error" or not (_is_file(qrels_path) and _is_file(run_path)):
+        return None
+    qrels = _trec.QrelsTable()
+    if not _feed(qrels, qrels_path) or qrels.n_rows == 0:
+        return None
+    ranker = _trec.RunRanker(qrels, TIE_CODES[ties], score_precision == "float32",
+                             -1 if depth is None else depth, seed, ties == "average")
+    if not _feed(ranker, run_path) or ranker.n_lines == 0:
+        return None
+    run_topics, run_offsets, levels, judged, scores, tag = ranker.result()
+    qrels_offsets, qrels_levels = qrels.grouped()
+    return RankedInput(run_topics, run_offsets, levels, judged, scores, tag,
+                       qrels.topics(), qrels_offsets, qrels_levels)
