@@ -22,7 +22,19 @@ from libc.stdlib cimport malloc, realloc, free, strtod, qsort
 from libc.string cimport memcpy, memcmp, memchr
 from libc.math cimport isnan, isinf
 
+from cpython.dict cimport PyDict_Next
+from cpython.ref cimport PyObject
+
 import numpy as np
+
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+    bint PyUnicode_CheckExact(object o)
+    bint PyDict_CheckExact(object o)
+    bint PyFloat_CheckExact(object o)
+    bint PyLong_CheckExact(object o)
+    double PyFloat_AS_DOUBLE(object o)
+    double PyLong_AsDouble(object o) except? -1.0
 
 # status codes
 STATUS_OK = 0
@@ -588,6 +600,58 @@ cdef class QrelsTable:
                 _qrels_feed(&self.state, data, size)
         return self.state.status
 
+    def add_dict(self, qrels):
+        """Add ``{qid: {docno: level}}`` with str ids and int or float levels; anything
+        else (other key or value types, NaN or infinite levels) stops with BAD_LINE."""
+        if self.finished or self.state.status != OK:
+            raise ValueError("this table is finished or has stopped")
+        if not PyDict_CheckExact(qrels):
+            self.state.status = BAD_LINE
+            return self.state.status
+        cdef Py_ssize_t topic_position = 0, doc_position, n
+        cdef PyObject* qid
+        cdef PyObject* docs
+        cdef PyObject* docno
+        cdef PyObject* level
+        cdef const char* text
+        cdef double value
+        cdef int64_t topic
+        cdef QrelsState* q = &self.state
+        while PyDict_Next(qrels, &topic_position, &qid, &docs):
+            if not PyUnicode_CheckExact(<object>qid) or not PyDict_CheckExact(<object>docs):
+                q.status = BAD_LINE
+                return q.status
+            text = PyUnicode_AsUTF8AndSize(<object>qid, &n)
+            topic = _strings_add(&q.topics, text, n)
+            if topic < 0:
+                q.status = NO_MEMORY
+                return q.status
+            doc_position = 0
+            while PyDict_Next(<object>docs, &doc_position, &docno, &level):
+                if not PyUnicode_CheckExact(<object>docno):
+                    q.status = BAD_LINE
+                    return q.status
+                if PyLong_CheckExact(<object>level):
+                    value = PyLong_AsDouble(<object>level)
+                elif PyFloat_CheckExact(<object>level):
+                    value = PyFloat_AS_DOUBLE(<object>level)
+                else:
+                    q.status = BAD_LINE
+                    return q.status
+                if isnan(value) or isinf(value):
+                    q.status = BAD_LINE
+                    return q.status
+                text = PyUnicode_AsUTF8AndSize(<object>docno, &n)
+                q.lines_seen += 1
+                if _push_bytes(&q.docnos, text, n) != 0 \
+                        or _push_int64(&q.doc_starts, q.docnos.size) != 0 \
+                        or _push_int64(&q.topic_of_row, topic) != 0 \
+                        or _push_double(&q.relevance, value) != 0 \
+                        or _push_int64(&q.lines, q.lines_seen) != 0:
+                    q.status = NO_MEMORY
+                    return q.status
+        return q.status
+
     def finish(self):
         """Group the judgments by topic and check for duplicates; returns the status."""
         if self.state.status == OK and not self.finished:
@@ -634,6 +698,7 @@ cdef struct Entry:
     int64_t key
     int64_t row
     uint64_t hash          # of the docno, for the duplicate check and the qrels lookup
+    uint64_t order         # ascending order = score descending (see _descending_key)
 
 
 cdef int _compare_docno(const Entry* x, const Entry* y) noexcept nogil:
@@ -704,10 +769,64 @@ cdef struct RunState:
     int64_t status_line
 
 
+cdef inline uint64_t _descending_key(double score) noexcept nogil:
+    """An integer whose ascending order is the score's descending order. -0.0 and 0.0
+    get the same key, as they compare equal (they tie, as in trec_eval)."""
+    cdef uint64_t bits
+    score = score + 0.0                  # -0.0 -> 0.0
+    memcpy(&bits, &score, 8)
+    bits = ~bits if bits >> 63 else bits | 0x8000000000000000ULL   # ascending order
+    return ~bits
+
+
+cdef void _sort_by_order(Entry* entries, Py_ssize_t n) noexcept nogil:
+    """Quicksort on the integer ``order`` (median of three, insertion sort below 16)."""
+    cdef Py_ssize_t i, j, low, high, middle
+    cdef Entry pivot_entry, swap
+    cdef uint64_t pivot
+    while n > 16:
+        middle = n // 2
+        if entries[middle].order < entries[0].order:
+            swap = entries[middle]; entries[middle] = entries[0]; entries[0] = swap
+        if entries[n - 1].order < entries[0].order:
+            swap = entries[n - 1]; entries[n - 1] = entries[0]; entries[0] = swap
+        if entries[n - 1].order < entries[middle].order:
+            swap = entries[n - 1]; entries[n - 1] = entries[middle]; entries[middle] = swap
+        pivot = entries[middle].order
+        low = 0
+        high = n - 1
+        while low <= high:
+            while entries[low].order < pivot:
+                low += 1
+            while entries[high].order > pivot:
+                high -= 1
+            if low <= high:
+                swap = entries[low]; entries[low] = entries[high]; entries[high] = swap
+                low += 1
+                high -= 1
+        # recurse into the smaller part, loop on the larger one
+        if high + 1 < n - low:
+            _sort_by_order(entries, high + 1)
+            entries = entries + low
+            n = n - low
+        else:
+            _sort_by_order(entries + low, n - low)
+            n = high + 1
+    for i in range(1, n):
+        pivot_entry = entries[i]
+        j = i
+        while j > 0 and entries[j - 1].order > pivot_entry.order:
+            entries[j] = entries[j - 1]
+            j -= 1
+        entries[j] = pivot_entry
+
+
 cdef void _sort_entries(Entry* entries, Py_ssize_t n, int ties) noexcept nogil:
-    """Score descending, then the tie rule. Runs are usually written in score order:
-    then only the groups of equal scores need sorting, which is linear for most."""
+    """Score descending, then the tie rule: first by the score's integer key (already
+    sorted for runs written in score order, the usual case), then each group of equal
+    scores by the tie rule."""
     cdef Py_ssize_t i, start
+    cdef bint sorted_already = True
     cdef int (*compare)(const void*, const void*) noexcept nogil
     if ties == RULE_DOCNO_DESC:
         compare = _by_score_docno_desc
@@ -715,13 +834,15 @@ cdef void _sort_entries(Entry* entries, Py_ssize_t n, int ties) noexcept nogil:
         compare = _by_score_docno_asc
     else:
         compare = _by_score_key
-    for i in range(1, n):
-        if entries[i].score > entries[i - 1].score:
-            qsort(entries, n, sizeof(Entry), compare)
-            return
+    for i in range(n):
+        entries[i].order = _descending_key(entries[i].score)
+        if i > 0 and entries[i].order < entries[i - 1].order:
+            sorted_already = False
+    if not sorted_already:
+        _sort_by_order(entries, n)
     start = 0
     for i in range(1, n + 1):
-        if i == n or entries[i].score != entries[start].score:
+        if i == n or entries[i].order != entries[start].order:
             if i - start > 1:
                 qsort(entries + start, i - start, sizeof(Entry), compare)
             start = i
@@ -861,6 +982,7 @@ cdef class RunRanker:
     cdef RunState state
     cdef QrelsTable qrels
     cdef bint finished
+    cdef bint handed_over
 
     def __cinit__(self, QrelsTable qrels, int ties, bint float32, int64_t depth,
                   uint64_t seed, bint keep_scores=True):
@@ -906,6 +1028,70 @@ cdef class RunRanker:
                 _run_feed(&self.state, data, size)
         return self.state.status
 
+    def add_dict(self, run):
+        """Add ``{qid: {docno: score}}`` with str ids and int or float scores, ranking
+        each topic as it goes; anything else (or a NaN score) stops with BAD_LINE."""
+        if self.finished or self.state.status != OK:
+            raise ValueError("this ranker is finished or has stopped")
+        if not PyDict_CheckExact(run):
+            self.state.status = BAD_LINE
+            return self.state.status
+        cdef Py_ssize_t topic_position = 0, doc_position, n
+        cdef PyObject* qid
+        cdef PyObject* docs
+        cdef PyObject* docno
+        cdef PyObject* score_object
+        cdef const char* text
+        cdef double score
+        cdef int64_t topic
+        cdef RunState* r = &self.state
+        while PyDict_Next(run, &topic_position, &qid, &docs):
+            if not PyUnicode_CheckExact(<object>qid) or not PyDict_CheckExact(<object>docs):
+                r.status = BAD_LINE
+                return r.status
+            text = PyUnicode_AsUTF8AndSize(<object>qid, &n)
+            if _rank_current(r) != 0:
+                return r.status
+            if _strings_find(&r.topics, text, n) >= 0:
+                r.status = NOT_GROUPED
+                return r.status
+            topic = _strings_add(&r.topics, text, n)
+            if topic < 0:
+                r.status = NO_MEMORY
+                return r.status
+            r.current = topic
+            if _lookup_build(&r.judgments, r.qrels,
+                             _strings_find(&r.qrels.topics, text, n)) != -1:
+                r.status = NO_MEMORY
+                return r.status
+            doc_position = 0
+            while PyDict_Next(<object>docs, &doc_position, &docno, &score_object):
+                if not PyUnicode_CheckExact(<object>docno):
+                    r.status = BAD_LINE
+                    return r.status
+                if PyFloat_CheckExact(<object>score_object):
+                    score = PyFloat_AS_DOUBLE(<object>score_object)
+                elif PyLong_CheckExact(<object>score_object):
+                    score = PyLong_AsDouble(<object>score_object)
+                else:
+                    r.status = BAD_LINE
+                    return r.status
+                if isnan(score):
+                    r.status = BAD_LINE
+                    return r.status
+                if r.float32:
+                    score = <double>(<float>score)
+                text = PyUnicode_AsUTF8AndSize(<object>docno, &n)
+                r.lines_seen += 1
+                if _push_bytes(&r.docnos, text, n) != 0 \
+                        or _push_int64(&r.doc_starts, r.docnos.size) != 0 \
+                        or _push_double(&r.scores, score) != 0 \
+                        or _push_int64(&r.lines, r.lines_seen) != 0:
+                    r.status = NO_MEMORY
+                    return r.status
+                r.n_lines_read += 1
+        return r.status
+
     def finish(self):
         """Rank the last topic; returns the status."""
         if self.state.status == OK and not self.finished:
@@ -929,9 +1115,9 @@ cdef class RunRanker:
         Hands the ranked columns over: each C buffer is freed as soon as it is copied,
         so the peak stays near one copy; a second call is an error.
         """
-        if not self.finished or self.state.status != OK or self.state.out_levels.data == NULL \
-                and self.state.counts.size:
+        if not self.finished or self.state.status != OK or self.handed_over:
             raise ValueError("no result: the ranker is not finished, has stopped, or gave it")
+        self.handed_over = True
         counts = _int64_array(&self.state.counts)
         offsets = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])

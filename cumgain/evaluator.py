@@ -124,6 +124,9 @@ def _check_choice(value: Any, allowed: tuple, name: str) -> str:
 def _gather(offsets: np.ndarray, topic_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows of the chosen topics (index -1: a topic with no rows), and their offsets."""
     present = topic_indices >= 0
+    if len(offsets) < 2:                  # no topics at all on that side
+        present[:] = False
+        offsets = np.zeros(2, dtype=np.int64)
     safe = np.where(present, topic_indices, 0)
     starts = np.where(present, offsets[safe], 0)
     lengths = np.where(present, offsets[safe + 1] - offsets[safe], 0)

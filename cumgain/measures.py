@@ -56,12 +56,6 @@ TREC_PLAIN = ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rp
               "recip_rank")
 TREC_NAMES = TREC_PLAIN + tuple(TREC_CUTOFF_FAMILIES) + TREC_GAIN_FAMILIES
 
-# trec_eval's registry order (measures.c), which its output follows.
-TREC_ORDER = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
-              "bpref", "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP",
-              "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "binG", "G", "ndcg", "dcg",
-              "ideal_dcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "success")
-
 # ir_measures names -> family (cut-off families get @k)
 IR_MEASURES_NAMES = {
     "nDCG": "nDCG", "P": "P", "R": "recall", "AP": "AP", "RR": "recip_rank",
@@ -104,13 +98,6 @@ class Measure:
     @property
     def is_count(self) -> bool:
         return FAMILIES[self.family][1]
-
-    @property
-    def trec_order(self) -> tuple:
-        """Sort key giving trec_eval's output order (registry order, then cut-off)."""
-        base = {"AP": "map", "nDCG": "ndcg_cut", "map_cut": "map_cut"}.get(self.family, self.family)
-        rank = TREC_ORDER.index(base) if base in TREC_ORDER else len(TREC_ORDER)
-        return (rank, self.cutoff or 0)
 
 
 def _atol(text: str) -> int:

@@ -90,20 +90,32 @@ def _feed(parser, path) -> bool:
     return parser.finish() == _trec.STATUS_OK
 
 
-def read_ranked(qrels_path: Any, run_path: Any, *, ties: str, score_precision: str,
+def _add(parser, source) -> bool:
+    """Feed a file path or a plain dict of dicts; False if the parser stopped."""
+    if type(source) is dict:
+        if parser.add_dict(source) != _trec.STATUS_OK:
+            return False
+        return parser.finish() == _trec.STATUS_OK
+    return _feed(parser, source)
+
+
+def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
                 seed: int, depth: Optional[int], duplicates: str = "error"
                 ) -> Optional[RankedInput]:
-    """Read, rank and join in C, or None when the reference reader must take over."""
-    if duplicates != "error" or not (_is_file(qrels_path) and _is_file(run_path)):
+    """Read (TREC files, or dicts with str ids and int/float values), rank and join in
+    C; or None when the reference reader must take over."""
+    if duplicates != "error" or not all(_is_file(x) or type(x) is dict for x in (qrels, run)):
         return None
-    qrels = _trec.QrelsTable()
-    if not _feed(qrels, qrels_path) or qrels.n_rows == 0:
+    if type(qrels) is dict and any(len(docs) == 0 for docs in qrels.values()):
+        return None     # empty qrels topics are reported by the reference path
+    table = _trec.QrelsTable()
+    if not _add(table, qrels) or (table.n_rows == 0 and type(qrels) is not dict):
         return None
-    ranker = _trec.RunRanker(qrels, TIE_CODES[ties], score_precision == "float32",
+    ranker = _trec.RunRanker(table, TIE_CODES[ties], score_precision == "float32",
                              -1 if depth is None else depth, seed, ties == "average")
-    if not _feed(ranker, run_path) or ranker.n_lines == 0:
+    if not _add(ranker, run) or (ranker.n_lines == 0 and type(run) is not dict):
         return None
     run_topics, run_offsets, levels, judged, scores, tag = ranker.result()
-    qrels_offsets, qrels_levels = qrels.grouped()
+    qrels_offsets, qrels_levels = table.grouped()
     return RankedInput(run_topics, run_offsets, levels, judged, scores, tag,
-                       qrels.topics(), qrels_offsets, qrels_levels)
+                       table.topics(), qrels_offsets, qrels_levels)

@@ -25,7 +25,6 @@ import numpy as np
 from cumgain.evaluator import evaluate as _evaluate
 from cumgain.exceptions import InputError
 from cumgain.measures import TREC_NAMES, parse_measures
-from cumgain.trec_io import qrels_from_dict, run_from_dict
 
 __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run",
            "supported_measures", "supported_nicknames"]
@@ -71,8 +70,8 @@ class RelevanceEvaluator:
         if not isinstance(query_relevance, Mapping):
             raise InputError("query_relevance must be a dict {qid: {docid: relevance}}")
         self._measures = parse_measures(_expand(measures))
-        self._qrels = qrels_from_dict(
-            {qid: docs for qid, docs in query_relevance.items() if len(docs) > 0})
+        # pytrec_eval drops topics without judgments; plain dicts take the native path
+        self._qrels = {qid: docs for qid, docs in query_relevance.items() if len(docs) > 0}
         self._relevance_level = relevance_level
         self._judged_only = bool(judged_docs_only_flag)
 
@@ -80,7 +79,8 @@ class RelevanceEvaluator:
         """Evaluate a run ``{qid: {docid: score}}``."""
         if not isinstance(scores, Mapping):
             raise InputError("the run must be a dict {qid: {docid: score}}")
-        result = _evaluate(self._qrels, run_from_dict(scores), [m.name for m in self._measures],
+        result = _evaluate(self._qrels, scores if type(scores) is dict else dict(scores),
+                           [m.name for m in self._measures],
                            relevance_level=self._relevance_level,
                            judged_only=self._judged_only, score_precision="float32",
                            ties="docno_desc", topics="both", warn=warn)
