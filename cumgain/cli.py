@@ -1,100 +1,757 @@
-"""The ``cumgain`` command line. One argument parser per subcommand.
+"""The ``cumgain`` command line: one module, one argument parser per subcommand.
 
-User errors print one line on stderr and exit with status 2; no tracebacks.
+Subcommands
+-----------
+``cumgain trec_eval``
+    A drop-in for trec_eval 10.0 (also installed as the ``cumgain-trec-eval`` console
+    script): the same flags, and the same output byte for byte for every measure
+    cumgain supports. ``--trec-eval-version 9`` reproduces 9.0.8 (pytrec_eval).
+``cumgain evaluate QRELS RUN...``
+    Everyday evaluation: several runs, measures in any supported spelling, gain
+    schemes side by side, output as an aligned table, TSV, CSV or JSON lines.
+``cumgain demo``
+    The paper's worked example, then a generated test collection (50 topics, three
+    runs) evaluated end to end; the averaged curves go to a PNG if matplotlib is there.
+
+Reserved names: ``compare`` (run comparison with significance tests) and ``curves``
+(CG/DCG curves from files) belong to later issues. They are deliberately not
+registered yet, so nobody mistakes them for working commands; do not use these names
+for anything else.
+
+Errors
+------
+A user error (a malformed or unreadable file, an unknown measure, a bad option)
+prints one line on stderr, ``<prog>: error: <file>:<line>: <what is wrong>``, and
+exits non-zero, without a traceback. Exit statuses follow trec_eval: 1 for usage
+errors and unknown or unsupported measures, 2 for unreadable or malformed input,
+7 when no topic has both results and judgments; 130 when interrupted.
+(``cumgain`` itself keeps argparse's status 2 for a usage error of its own options.)
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from typing import Optional, Sequence
+import tempfile
+from pathlib import Path
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from cumgain.exceptions import CumgainError
+from cumgain.exceptions import CumgainError, InputError
 
 # The worked example of Jarvelin & Kekalainen (2002), section 2.
 PAPER_LEVELS = [3, 2, 3, 0, 0, 1, 2, 2, 3, 0]
 PAPER_RECALL_BASE = [3, 3, 3, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0]
 
-# A small batch of three topics (relevance levels 0-3, run order) and their recall bases.
-DEMO_RUN = [
-    [3, 0, 2, 1, 0, 0, 3, 1, 0, 0],
-    [0, 1, 0, 0, 2, 0, 0, 0, 1, 0],
-    [2, 2, 1, 0, 1, 0, 0, 0, 0, 0],
-]
-DEMO_RECALL_BASE = [
-    [3, 3, 2, 1, 1, 0, 0],
-    [2, 1, 1, 1, 0],
-    [2, 2, 1, 1, 0, 0],
-]
+EXIT_USAGE = 1          # trec_eval: usage, illegal measure
+EXIT_INPUT = 2          # trec_eval: cannot read / malformed file
+EXIT_NO_TOPICS = 7      # trec_eval 9.0.8: "No queries with both results and relevance info"
+EXIT_INTERRUPTED = 130
 
+TREC_EVAL_VERSIONS = ("10", "9")
+DEFAULT_MEASURES = ("nDCG@10", "P@10", "AP", "RR")
+LARGE_INPUT_BYTES = 16 << 20   # show a progress bar (on a terminal) from this much input
+DEMO_RANKS = (1, 5, 10, 20, 50)
+DEMO_SCHEMES = ("0-1-1-1", "0-1-2-3", "0-1-10-100")
+DEMO_PLOT = Path(tempfile.gettempdir()) / "cumgain-demo-curves.png"
+
+
+class Failure(Exception):
+    """A user error with its exit status; printed as one line, never as a traceback."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line and a chosen exit status."""
+
+    def __init__(self, *args, usage_status: int = 2, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.usage_status = usage_status
+
+    def error(self, message: str):
+        self.exit(self.usage_status,
+                  f"{self.prog}: error: {message} (see {self.prog} -h)\n")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split("\n"))
+
+
+def _describe_os_error(error: OSError) -> str:
+    if error.filename is not None and error.strerror:
+        return f"{error.filename}: {error.strerror}"
+    return str(error)
+
+
+def _run(handler: Callable, args: argparse.Namespace, prog: str) -> int:
+    """Call a subcommand; turn user errors into one line on stderr and an exit status."""
+    try:
+        status = handler(args)
+        sys.stdout.flush()
+        return status or 0
+    except Failure as failure:
+        message, status = str(failure), failure.status
+    except CumgainError as error:
+        message, status = str(error), EXIT_INPUT
+    except BrokenPipeError:
+        # The reader went away (`... | head`): stop quietly, and keep Python from
+        # complaining again when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except OSError as error:
+        message, status = _describe_os_error(error), EXIT_INPUT
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print(f"{prog}: error: {_one_line(message)}", file=sys.stderr)
+    return status
+
+
+def _write_text(text: str) -> None:
+    """Write to stdout as UTF-8 bytes with "\\n" line ends, whatever the platform."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(text)
+        return
+    sys.stdout.flush()
+    buffer.write(text.encode("utf-8"))
+    buffer.flush()
+
+
+def _number(text: str):
+    """An int if the text is one, else a float (for -l)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def _truncated(text: str) -> int:
+    """A number truncated toward zero, as C's atol reads trec_eval's -l and -M ("2.5" -> 2);
+    unlike atol, text that is not a number is an error, not 0."""
+    value = _number(text)
+    return value if isinstance(value, int) else int(value)
+
+
+def _truncated_positive(text: str) -> int:
+    value = _truncated(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def _unsupported(what: str) -> Callable[[str], str]:
+    def refuse(text: str) -> str:
+        raise argparse.ArgumentTypeError(f"{what} is not supported by cumgain")
+    return refuse
+
+
+def _version() -> str:
+    from cumgain import __version__
+    return __version__
+
+
+def _topic_list(topics: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(topics[:limit])
+    return shown + (f", ... ({len(topics) - limit} more)" if len(topics) > limit else "")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+# ============================================================== cumgain trec_eval
+
+TREC_EVAL_DESCRIPTION = """\
+A drop-in for NIST trec_eval 10.0: the same options and the same output, byte for
+byte, for every measure cumgain computes (num_q, num_ret, num_rel, num_rel_ret, map,
+gm_map, Rprec, recip_rank, P, recall, ndcg, dcg, ideal_dcg, ndcg_rel, Rndcg,
+ndcg_cut, map_cut, success, and runid), plus any cumgain measure name
+(nDCG@10(discount=tois, base=2), CG@5, ...). Qrels and run may be gzipped; '-'
+reads standard input."""
+
+TREC_EVAL_EPILOG = """\
+Differences from trec_eval 10.0 (see the README):
+  * a qrels topic missing from the run is skipped with a warning on stderr
+    (trec_eval 10.0 stops with a wrong message); -c scores it 0, as trec_eval does;
+  * gain tables whose gains are less than 1 apart (ndcg.1=0.5,2=0.9) are sorted
+    correctly (trec_eval's comparator truncates the difference to an integer);
+  * relevance 1.9 stays 1.9 (trec_eval reads 1); non-numeric values are an error;
+  * nicknames official and all_trec leave out the measures cumgain lacks (bpref,
+    iprec_at_recall, infAP, ...); naming one of those explicitly is an error.
+Exit status: 0 ok, 1 usage or measure error, 2 bad input, 7 no common topic."""
+
+
+def _add_trec_eval_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-q", "--query_eval_wanted", dest="per_topic", action="store_true",
+                        help="also print the value of every measure for each topic")
+    parser.add_argument("-m", "--measure", dest="measures", action="append",
+                        metavar="MEASURE[.PARAMS]",
+                        help="a measure or nickname (official, all_trec); repeatable; "
+                             "the default is official. Parameters: P.5,10 (cut-offs), "
+                             "ndcg.1=3,2=9 (a gain table)")
+    parser.add_argument("-c", "--complete_rel_info_wanted", dest="complete",
+                        action="store_true",
+                        help="average over every qrels topic; topics missing from the run "
+                             "score 0 (and print with -q)")
+    parser.add_argument("-l", "--level_for_rel", dest="level", type=_truncated, default=1,
+                        metavar="N", help="relevant means level >= N for the binary "
+                                          "measures (default 1; a fraction is truncated, as "
+                                          "trec_eval does); gains never change")
+    parser.add_argument("-n", "--nosummary", dest="no_summary", action="store_true",
+                        help="do not print the summary ('all') lines")
+    parser.add_argument("-J", "--Judged_docs_only", dest="judged_only", action="store_true",
+                        help="drop unjudged documents from the ranking before evaluating")
+    parser.add_argument("-M", "--Max_retrieved_per_topic", dest="depth",
+                        type=_truncated_positive, metavar="N",
+                        help="keep only the top N documents per topic")
+    parser.add_argument("-N", "--Number_docs_in_coll", dest="collection_size", type=int,
+                        metavar="N", help="accepted and ignored: only set measures, which "
+                                          "cumgain lacks, use it")
+    parser.add_argument("-R", "--Rel_info_format", choices=("qrels",), default="qrels",
+                        help="only 'qrels' is supported")
+    parser.add_argument("-T", "--Results_format", choices=("trec_results",),
+                        default="trec_results", help="only 'trec_results' is supported")
+    parser.add_argument("-Z", "--Zscore", type=_unsupported("-Z (z-scores)"),
+                        help=argparse.SUPPRESS)
+    parser.add_argument("-D", "--Debug_level", type=_unsupported("-D (debug output)"),
+                        help=argparse.SUPPRESS)
+    parser.add_argument("-v", "--version", action="version",
+                        version=f"cumgain-trec-eval {_version()} (trec_eval 10.0 output)")
+    parser.add_argument("--trec-eval-version", choices=TREC_EVAL_VERSIONS, default="10",
+                        help="10 (default) or 9: reproduce trec_eval 9.0.8 / pytrec_eval "
+                             "(scores ranked as 32-bit floats; with -c, topics missing from "
+                             "the run count in the means but do not print)")
+    parser.add_argument("qrels", help="the qrels file (qid iter docno rel)")
+    parser.add_argument("run", help="the run file (qid iter docno rank score tag)")
+    parser.set_defaults(handler=run_trec_eval)
+
+
+def run_trec_eval(args: argparse.Namespace) -> int:
+    """``cumgain trec_eval``: evaluate one run and print trec_eval's lines."""
+    from cumgain import report_trec
+    from cumgain.evaluator import evaluate
+    from cumgain.measures import parse_measures
+    from cumgain.trec_io import load_qrels, load_run
+
+    prog = args.prog
+    try:
+        selection = report_trec.select_measures(args.measures or [])
+        spellings = selection.spellings or ["num_q"]     # -m runid alone: nothing to compute
+        printed = {m.name for m in parse_measures(selection.spellings)} \
+            if selection.spellings else set()
+    except InputError as error:
+        raise Failure(EXIT_USAGE, str(error)) from None
+    if args.qrels == "-" and args.run == "-":
+        raise Failure(EXIT_USAGE, "the qrels and the run cannot both be standard input ('-')")
+    version9 = args.trec_eval_version == "9"
+
+    qrels = load_qrels(args.qrels)
+    run = load_run(args.run)
+    result = evaluate(qrels, run, spellings, relevance_level=args.level,
+                      judged_only=args.judged_only, depth=args.depth,
+                      topics="qrels" if args.complete else "both",
+                      score_precision="float32" if version9 else "float64", warn=False)
+    if not result.topics:
+        raise Failure(EXIT_NO_TOPICS, f"no topic of {run.source} is in {qrels.source} "
+                                      "(trec_eval: No queries with both results and "
+                                      "relevance info)")
+    if result.missing_topics and not args.complete and not version9:
+        missing = list(result.missing_topics)
+        one = len(missing) == 1
+        print(f"{prog}: warning: {_plural(len(missing), 'qrels topic')} missing from the "
+              f"run {'was' if one else 'were'} skipped: {_topic_list(missing)} "
+              f"(trec_eval 10.0 would stop here; use -c to score {'it' if one else 'them'} 0)",
+              file=sys.stderr)
+    hidden = result.missing_topics if (args.complete and version9) else ()
+    # trec_eval's -c quirk: the summary num_rel counts every judgment > 0 of the whole
+    # qrels file, whatever -l says (m_num_rel.c, te_calc_avg_num_rel).
+    summary_num_rel = float(np.count_nonzero(qrels.relevance > 0)) if args.complete else None
+    lines = report_trec.trec_lines(result, selection, printed=printed,
+                                   per_topic=args.per_topic, summary=not args.no_summary,
+                                   hidden_topics=hidden, summary_num_rel=summary_num_rel)
+    chunk = []
+    for line in lines:
+        chunk.append(line)
+        if len(chunk) >= 65536:
+            _write_text("\n".join(chunk) + "\n")
+            chunk = []
+    if chunk:
+        _write_text("\n".join(chunk) + "\n")
+    return 0
+
+
+def _trec_eval_parser(prog: str) -> _Parser:
+    parser = _Parser(prog=prog, description=TREC_EVAL_DESCRIPTION, epilog=TREC_EVAL_EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                     usage_status=EXIT_USAGE)
+    _add_trec_eval_arguments(parser)
+    parser.set_defaults(prog=prog)
+    return parser
+
+
+def main_trec_eval(argv: Optional[Sequence[str]] = None) -> int:
+    """The ``cumgain-trec-eval`` console script."""
+    parser = _trec_eval_parser("cumgain-trec-eval")
+    args = parser.parse_args(argv)
+    return _run(args.handler, args, args.prog)
+
+
+# ============================================================== cumgain evaluate
+
+EVALUATE_DESCRIPTION = """\
+Evaluate one or more runs against qrels (TREC files, plain or gzipped; '-' is
+standard input) and print one row per run, or per topic with -q. Measures may be
+spelled as in trec_eval (ndcg_cut.10, P_5, map), ir_measures (nDCG@10, P@5, AP, RR)
+or Jarvelin & Kekalainen (CG@10, nDCG@10(discount=tois, base=2)). --gains,
+--discount and --base apply to the graded measures (nDCG, DCG, CG, nCG, avg_pos_*,
+and trec_eval's ndcg, ndcg_cut, dcg); give --gains several times to get the schemes
+side by side. Topics left out or scored 0 are listed on stderr."""
+
+
+def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
+    from cumgain.evaluator import SCORE_PRECISIONS, TIE_RULES, TOPIC_POLICIES
+    from cumgain.measures import DISCOUNT_NAMES
+    from cumgain.report_table import FORMATS
+
+    parser.add_argument("qrels", help="the qrels file")
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="run files")
+    parser.add_argument("-m", "--measure", dest="measures", action="append", metavar="MEASURE",
+                        help="a measure in any supported spelling; repeatable (default: "
+                             + ", ".join(DEFAULT_MEASURES) + ")")
+    parser.add_argument("-g", "--gains", action="append", metavar="SCHEME",
+                        help="gain scheme for the graded measures: identity (default), "
+                             "exponential, or levels' gains like 0-1-10-100; repeatable")
+    parser.add_argument("--discount", choices=DISCOUNT_NAMES,
+                        help="discount of the graded measures (default trec_eval: "
+                             "1/log2(i+1); tois: the paper's rule)")
+    parser.add_argument("--base", type=float, metavar="B",
+                        help="logarithm base of the tois and note discounts (default 2)")
+    parser.add_argument("-f", "--format", choices=FORMATS, default="table",
+                        help="output format (default: table)")
+    parser.add_argument("-q", "--per-topic", action="store_true",
+                        help="one row per topic, then the run's 'all' row")
+    parser.add_argument("-l", "--relevance-level", type=_number, default=1, metavar="N",
+                        help="relevant means level >= N for binary measures (default 1)")
+    parser.add_argument("-J", "--judged-only", action="store_true",
+                        help="drop unjudged documents before evaluating (trec_eval -J)")
+    parser.add_argument("-M", "--depth", type=_positive_int, metavar="N",
+                        help="keep the top N documents per topic (trec_eval -M)")
+    parser.add_argument("-c", "--complete", action="store_true",
+                        help="evaluate every qrels topic; missing ones score 0 "
+                             "(same as --topics qrels)")
+    parser.add_argument("--topics", choices=TOPIC_POLICIES,
+                        help="both (default: topics in run and qrels), qrels, or strict")
+    parser.add_argument("--ties", choices=TIE_RULES, default="docno_desc",
+                        help="order of equal scores (default: trec_eval's docno_desc)")
+    parser.add_argument("--seed", type=int, help="seed for --ties random")
+    parser.add_argument("--score-precision", choices=SCORE_PRECISIONS, default="float64",
+                        help="float64 (trec_eval 10) or float32 (trec_eval 9, pytrec_eval)")
+    parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                        help="progress bar on stderr: auto shows it for large inputs when "
+                             "stderr is a terminal")
+    parser.set_defaults(handler=run_evaluate)
+
+
+_GRADED_DISPLAY = {"nDCG": "nDCG", "ndcg": "nDCG", "ndcg_cut": "nDCG", "CG": "CG", "DCG": "DCG",
+                   "dcg": "DCG", "nCG": "nCG", "avg_pos_nCG": "avg_pos_nCG",
+                   "avg_pos_nDCG": "avg_pos_nDCG"}
+_DISCOUNTED = ("nDCG", "DCG", "avg_pos_nDCG")
+_GAIN_TABLE_ONLY = ("ndcg_rel", "Rndcg", "ideal_dcg")
+
+
+def _format_gains(gains) -> str:
+    if isinstance(gains, str):
+        return gains
+    return "{" + ",".join(f"{level:g}:{gain:g}" for level, gain in gains) + "}"
+
+
+def _with_options(spelling: str, gains: Optional[Sequence[str]], discount: Optional[str],
+                  base: Optional[float]) -> tuple:
+    """The spellings to evaluate for one ``-m`` argument under --gains/--discount/--base,
+    and whether the options apply to it.
+
+    Graded measures get one spelling per gain scheme, written in the ir_measures form
+    (``nDCG@10(discount=tois, gains=0-1-10-100)``); others are returned unchanged.
+    Parameters written in the measure itself win over the options.
+    """
+    from cumgain.measures import parse_measure
+
+    measures = parse_measure(spelling)
+    if not (gains or discount or base is not None):
+        return [spelling], False
+    if not any(m.family in _GRADED_DISPLAY or m.family in _GAIN_TABLE_ONLY for m in measures):
+        return [spelling], False
+    compact = "".join(spelling.split())
+    out = []
+    for measure in measures:
+        if measure.family in _GAIN_TABLE_ONLY:
+            raise InputError(
+                f"measure {spelling!r}: --gains/--discount/--base do not apply to "
+                f"{measure.family}; give it a gain table such as {measure.family}.1=1,2=10,3=100")
+        display = _GRADED_DISPLAY[measure.family]
+        explicit_gains = measure.gains is not None
+        if explicit_gains and measure.gain_fallback == "identity" and (discount or base):
+            raise InputError(
+                f"measure {spelling!r}: a trec_eval gain table cannot take --discount/--base; "
+                "write it as nDCG(gains={1:3,2:9}, discount=...)")
+        if explicit_gains and not (discount or base):
+            out.append(spelling if len(measures) == 1 else measure.name)
+            continue
+        params = []
+        if measure.relevance_level is not None:
+            params.append(f"rel={measure.relevance_level:g}")
+        if measure.judged_only is not None:
+            params.append(f"judged_only={measure.judged_only}")
+        if display in _DISCOUNTED:
+            chosen = measure.discount if "discount=" in compact or discount is None \
+                else discount
+            if chosen != "trec_eval":
+                params.append(f"discount={chosen}")
+            chosen_base = measure.base if "base=" in compact or base is None else base
+            if chosen_base != 2.0:
+                if chosen not in ("tois", "note"):
+                    raise InputError(f"measure {spelling!r}: a base applies to the tois and note "
+                                     f"discounts only, not to {chosen}; add --discount tois")
+                params.append(f"base={chosen_base:g}")
+        schemes = [measure.gains] if explicit_gains else (gains or [None])
+        for scheme in schemes:
+            scheme_params = params + ([f"gains={_format_gains(scheme)}"] if scheme else [])
+            name = display + (f"@{measure.cutoff}" if measure.cutoff else "")
+            if scheme_params:
+                name += "(" + ", ".join(scheme_params) + ")"
+            out.append(name)
+    return out, True
+
+
+class _Progress:
+    """A one-line progress bar on stderr (or nothing)."""
+
+    def __init__(self, total: int, enabled: bool, prog: str):
+        self.total, self.enabled, self.prog, self.done = total, enabled, prog, 0
+
+    def step(self, label: str) -> None:
+        if not self.enabled:
+            return
+        self.done += 1
+        width = 24
+        filled = width * self.done // max(self.total, 1)
+        bar = "#" * filled + "-" * (width - filled)
+        text = f"\r{self.prog} [{bar}] {self.done}/{self.total} {label}"
+        sys.stderr.write(text[:120].ljust(80))
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.done:
+            sys.stderr.write("\r" + " " * 80 + "\r")
+            sys.stderr.flush()
+
+
+def _input_bytes(paths: Sequence[str]) -> Optional[int]:
+    total = 0
+    for path in paths:
+        if path == "-":
+            return None
+        try:
+            total += os.path.getsize(path)
+        except OSError:
+            return None
+    return total
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    """``cumgain evaluate``: several runs, one table."""
+    from cumgain import report_table
+    from cumgain.evaluator import evaluate
+    from cumgain.measures import parse_measures
+    from cumgain.trec_io import load_qrels
+
+    prog = args.prog
+    if args.complete and args.topics not in (None, "qrels"):
+        raise Failure(EXIT_USAGE, f"-c means --topics qrels; it contradicts --topics {args.topics}")
+    topics = "qrels" if args.complete else (args.topics or "both")
+    if [args.qrels, *args.runs].count("-") > 1:
+        raise Failure(EXIT_USAGE, "only one input can be standard input ('-')")
+    try:
+        from cumgain.gains import gain_mapping
+        for scheme in args.gains or ():
+            gain_mapping(scheme)
+        requested = list(args.measures or DEFAULT_MEASURES)
+        spellings, applied = [], False
+        for spelling in requested:
+            variants, applies = _with_options(spelling, args.gains, args.discount, args.base)
+            spellings.extend(variants)
+            applied = applied or applies
+        options = [flag for flag, value in (("--gains", args.gains),
+                                            ("--discount", args.discount),
+                                            ("--base", args.base)) if value is not None]
+        if options and not applied:
+            raise InputError(f"{'/'.join(options)} applies to none of the measures "
+                             f"({', '.join(requested)}); use a graded measure such as nDCG@10")
+        measures = parse_measures(spellings)
+    except InputError as error:
+        raise Failure(EXIT_USAGE, str(error)) from None
+
+    size = _input_bytes([args.qrels, *args.runs])
+    show = args.progress == "always" or (
+        args.progress == "auto" and sys.stderr.isatty() and size is not None
+        and size >= LARGE_INPUT_BYTES)
+    progress = _Progress(1 + len(args.runs), show, prog)
+    table = report_table.new_table([m.name for m in measures], [m.is_count for m in measures],
+                                   args.per_topic)
+    notes = []
+    try:
+        qrels = load_qrels(args.qrels)
+        progress.step(qrels.source)
+        for path in args.runs:
+            label = "<stdin>" if path == "-" else path
+            result = evaluate(qrels, path, spellings, relevance_level=args.relevance_level,
+                              judged_only=args.judged_only, depth=args.depth, topics=topics,
+                              ties=args.ties, seed=args.seed,
+                              score_precision=args.score_precision, warn=False)
+            progress.step(label)
+            if not result.topics:
+                raise Failure(EXIT_NO_TOPICS, f"{label}: no topic of the run is in "
+                                              f"{qrels.source}; nothing to evaluate")
+            notes.extend(_topic_notes(label, result, topics))
+            report_table.add_result(table, label, result)
+    finally:
+        progress.close()
+        for note in notes:
+            print(f"{prog}: {note}", file=sys.stderr)
+    import io
+    text = io.StringIO()
+    report_table.write(table, text, args.format)
+    _write_text(text.getvalue())
+    return 0
+
+
+def _topic_notes(label: str, result, topics: str) -> list:
+    notes = []
+    if result.run_only_topics:
+        run_only = list(result.run_only_topics)
+        notes.append(f"{label}: {_plural(len(run_only), 'run topic')} without judgments, "
+                     f"not evaluated: {_topic_list(run_only)}")
+    if result.missing_topics:
+        missing = list(result.missing_topics)
+        fate = "scored 0" if topics == "qrels" else "skipped"
+        notes.append(f"{label}: {_plural(len(missing), 'qrels topic')} missing from the run, "
+                     f"{fate}: {_topic_list(missing)}")
+    if result.empty_qrels_topics:
+        empty = list(result.empty_qrels_topics)
+        notes.append(f"{label}: {_plural(len(empty), 'qrels topic')} without judgments: "
+                     f"{_topic_list(empty)}")
+    return notes
+
+
+# ============================================================== cumgain demo
 
 def _format_vector(vector: np.ndarray) -> str:
     return " ".join(f"{value:6.2f}" for value in vector)
 
 
-def run_demo(out=None) -> None:
-    """Print the paper's worked example and a small batch under several gain schemes."""
+def _demo_paper(out) -> None:
     import cumgain
 
-    out = sys.stdout if out is None else out
-    print("cumgain demo: cumulated-gain vectors (Jarvelin & Kekalainen 2002, section 2)", file=out)
+    print("1. The worked example of Jarvelin & Kekalainen (2002), section 2", file=out)
     print(f"\nG'  = {PAPER_LEVELS}  (gain = relevance level 0-3)", file=out)
+    ideal = cumgain.ideal_gains(PAPER_RECALL_BASE, depth=10)
     rows = [
         ("CG'", cumgain.cg(PAPER_LEVELS)),
         ("DCG' (b=2)", cumgain.dcg(PAPER_LEVELS, base=2)),
-        ("CG_I'", cumgain.cg(cumgain.ideal_gains(PAPER_RECALL_BASE, depth=10))),
-        ("DCG_I' (b=2)", cumgain.dcg(cumgain.ideal_gains(PAPER_RECALL_BASE, depth=10))),
+        ("CG_I'", cumgain.cg(ideal)),
+        ("DCG_I' (b=2)", cumgain.dcg(ideal, base=2)),
         ("nCG'", cumgain.ncg(PAPER_LEVELS, PAPER_RECALL_BASE)),
-        ("nDCG' (b=2)", cumgain.ndcg(PAPER_LEVELS, PAPER_RECALL_BASE)),
+        ("nDCG' (b=2)", cumgain.ndcg(PAPER_LEVELS, PAPER_RECALL_BASE, base=2)),
     ]
     print(f"{'rank':<14}" + " ".join(f"{rank:6d}" for rank in range(1, 11)), file=out)
     for name, vector in rows:
         print(f"{name:<14}{_format_vector(vector)}", file=out)
 
-    print("\nA batch of 3 topics, averaged vectors (normalise each topic, then average):", file=out)
-    print(f"{'rank':<28}" + " ".join(f"{rank:6d}" for rank in range(1, 11)), file=out)
-    for scheme in ("0-1-1-1", "0-1-2-3", "0-1-10-100", "0-0-0-1"):
-        for name, function in (("nCG", cumgain.ncg), ("nDCG", cumgain.ndcg)):
-            vectors = function(DEMO_RUN, DEMO_RECALL_BASE, 10, mapping=scheme)
-            label = f"{name} {scheme}"
-            print(f"{label:<28}{_format_vector(cumgain.avg_vect(vectors))}", file=out)
-    ndcg10 = cumgain.ndcg_at(DEMO_RUN, DEMO_RECALL_BASE, 10, mapping="0-1-10-100")
-    print("\nnDCG@10 per topic (0-1-10-100, b=2): "
-          + ", ".join(f"{value:.4f}" for value in ndcg10), file=out)
-    print(f"avg-pos(nDCG, 10) per topic: "
-          + ", ".join(f"{value:.4f}" for value in cumgain.avg_pos(
-              cumgain.ndcg(DEMO_RUN, DEMO_RECALL_BASE, 10, mapping="0-1-10-100"), 10)), file=out)
+
+def _demo_measure(kind: str, k: int) -> str:
+    return {"CG": f"CG@{k}", "DCG": f"DCG@{k}(discount=tois,base=2)", "nCG": f"nCG@{k}",
+            "nDCG": f"nDCG@{k}(discount=tois,base=2)"}[kind]
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="cumgain",
-        description="Graded-relevance IR evaluation: cumulated gain and friends.")
-    parser.add_argument("--version", action="version", version=_version())
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+def _demo_collection(out) -> dict:
+    """Evaluate the generated collection; print the tables; return the results."""
+    from cumgain.datasets import RUN_DEPTH, demo_collection
+    from cumgain.evaluator import evaluate
+
+    collection = demo_collection()
+    levels = [level for topic in collection.topics for level in collection.qrels[topic].values()]
+    counts = np.bincount(levels, minlength=4)
+    print(f"\n2. A generated test collection (cumgain.datasets.demo_collection): "
+          f"{len(collection.topics)} topics, {len(levels)} judgments graded 0-3 "
+          f"({', '.join(f'level {i}: {n}' for i, n in enumerate(counts))}), and three runs "
+          f"of {RUN_DEPTH} documents per topic (some never judged): good, fair and poor.",
+          file=out)
+    kinds = ("CG", "DCG", "nCG", "nDCG")
+    spellings = [_demo_measure(kind, k) for kind in kinds for k in DEMO_RANKS]
+    spellings += [f"nDCG@10(discount=tois,base=2,gains={scheme})" for scheme in DEMO_SCHEMES]
+    spellings.append("ndcg_cut_10")
+    results = {run: evaluate(collection.qrels, collection.runs[run], spellings, warn=False)
+               for run in collection.runs}
+
+    print(f"\nMeans over the {len(collection.topics)} topics (gain = relevance level; DCG "
+          "with the paper's discount, b = 2):", file=out)
+    print(f"{'run':<6}{'measure':<9}" + "".join(f"{'@' + str(k):>9}" for k in DEMO_RANKS),
+          file=out)
+    for run, result in results.items():
+        for i, kind in enumerate(kinds):
+            values = [result.means[_demo_measure(kind, k)] for k in DEMO_RANKS]
+            print(f"{run if i == 0 else '':<6}{kind:<9}"
+                  + "".join(f"{value:9.4f}" if kind.startswith("n") else f"{value:9.2f}"
+                            for value in values), file=out)
+
+    print("\nnDCG@10 under the paper's gain schemes (its discount, b = 2), and trec_eval's "
+          "ndcg_cut_10 (gain = level, 1/log2(i+1)):", file=out)
+    headers = list(DEMO_SCHEMES) + ["ndcg_cut_10"]
+    print(f"{'run':<6}" + "".join(f"{header:>13}" for header in headers), file=out)
+    for run, result in results.items():
+        values = [result.means[f"nDCG@10(discount=tois,base=2,gains={scheme})"]
+                  for scheme in DEMO_SCHEMES] + [result.means["ndcg_cut_10"]]
+        print(f"{run:<6}" + "".join(f"{value:13.4f}" for value in values), file=out)
+    return results
+
+
+def demo_curves(collection=None, depth: Optional[int] = None) -> dict:
+    """The averaged nCG and nDCG vectors (paper's discount, b = 2) of each demo run:
+    ``{run: (ncg, ndcg)}``, each an array over ranks 1..depth."""
+    import cumgain
+    from cumgain.datasets import RUN_DEPTH, demo_collection
+
+    collection = collection or demo_collection()
+    depth = depth or RUN_DEPTH
+    judged = collection.judged_levels()
+    curves = {}
+    for run in collection.runs:
+        ranked = collection.ranked_levels(run)
+        curves[run] = (cumgain.avg_vect(cumgain.ncg(ranked, judged, depth)),
+                       cumgain.avg_vect(cumgain.ndcg(ranked, judged, depth, discount="tois",
+                                                     base=2)))
+    return curves
+
+
+def _plot_curves(path: Path) -> bool:
+    """Write the averaged curves to a PNG; False if matplotlib is not installed."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        return False
+    curves = demo_curves()
+    figure = Figure(figsize=(10, 4))
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, 2, sharey=True)
+    for run, (ncg, ndcg) in curves.items():
+        ranks = np.arange(1, len(ncg) + 1)
+        axes[0].plot(ranks, ncg, label=run)
+        axes[1].plot(ranks, ndcg, label=run)
+    for ax, title in zip(axes, ("nCG (avg over 50 topics)", "nDCG, b = 2 (avg over 50 topics)")):
+        ax.set_title(title)
+        ax.set_xlabel("rank")
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+        ax.legend()
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=100)
+    return True
+
+
+def run_demo(out=None, plot: Optional[Path] = DEMO_PLOT, data_dir: Optional[Path] = None) -> None:
+    """Print the paper's worked example, then evaluate the generated collection.
+
+    ``plot``: where to write the curves (None: do not plot). ``data_dir``: also write
+    the collection there as TREC files.
+    """
+    out = sys.stdout if out is None else out
+    print("cumgain demo: cumulated gain (CG, DCG, nCG, nDCG)\n", file=out)
+    _demo_paper(out)
+    _demo_collection(out)
+    if plot is not None:
+        if _plot_curves(Path(plot)):
+            print(f"\nCurves (mean nCG and nDCG by rank, per run): wrote {plot}", file=out)
+        else:
+            print("\nCurves: matplotlib is not installed (pip install matplotlib) - no PNG "
+                  "written", file=out)
+    if data_dir is not None:
+        from cumgain.datasets import demo_collection
+        paths = demo_collection().write_trec(data_dir)
+        runs = " ".join(str(paths[name]) for name in paths if name != "qrels")
+        print(f"\nThe collection as TREC files: {data_dir}. Try:\n"
+              f"  cumgain evaluate {paths['qrels']} {runs} -m nDCG@10 -m P@10 -g 0-1-2-3 "
+              f"-g 0-1-10-100", file=out)
+
+
+def _add_demo_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--plot", type=Path, default=DEMO_PLOT, metavar="PNG",
+                        help=f"where to write the curves if matplotlib is installed "
+                             f"(default: {DEMO_PLOT})")
+    parser.add_argument("--no-plot", dest="plot", action="store_const", const=None,
+                        help="do not write the curves")
+    parser.add_argument("--data-dir", type=Path, metavar="DIR",
+                        help="also write the generated collection there as TREC files")
+    parser.set_defaults(handler=lambda args: run_demo(plot=args.plot, data_dir=args.data_dir))
+
+
+# ============================================================== cumgain
+
+def _build_parser() -> _Parser:
+    parser = _Parser(prog="cumgain",
+                     description="Graded-relevance IR evaluation: cumulated gain and friends.")
+    parser.add_argument("--version", action="version", version=f"cumgain {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
-    demo = commands.add_parser("demo", help="print CG/DCG/nCG/nDCG vectors for a built-in example")
-    demo.set_defaults(handler=lambda args: run_demo())
+    trec_eval = commands.add_parser(
+        "trec_eval", help="a drop-in for trec_eval 10.0 (same flags, same output)",
+        description=TREC_EVAL_DESCRIPTION, epilog=TREC_EVAL_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter, usage_status=EXIT_USAGE)
+    _add_trec_eval_arguments(trec_eval)
+    evaluate = commands.add_parser(
+        "evaluate", help="evaluate runs: any measure, gain schemes side by side, "
+                         "table/TSV/CSV/JSON lines", description=EVALUATE_DESCRIPTION,
+        usage_status=EXIT_USAGE)
+    _add_evaluate_arguments(evaluate)
+    demo = commands.add_parser(
+        "demo", help="the paper's worked example and a generated test collection",
+        description="Print the paper's worked example, then evaluate a generated test "
+                    "collection (50 topics, three runs) and plot its curves.")
+    _add_demo_arguments(demo)
+    for name, sub in (("trec_eval", trec_eval), ("evaluate", evaluate), ("demo", demo)):
+        sub.set_defaults(prog=f"cumgain {name}")
     return parser
 
 
-def _version() -> str:
-    from cumgain import __version__
-    return f"cumgain {__version__}"
-
-
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The ``cumgain`` console script."""
     parser = _build_parser()
     args = parser.parse_args(argv)
-    try:
-        args.handler(args)
-    except CumgainError as error:
-        print(f"cumgain: error: {error}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        return 0
-    return 0
+    return _run(args.handler, args, args.prog)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,23 @@
-"""The command line: `cumgain demo` through the installed console script."""
+"""The command line: `cumgain demo`, the console scripts, and the parser itself.
+
+`cumgain trec_eval` and `cumgain evaluate` have their own files
+(test_cli_trec_eval.py, test_cli_evaluate.py).
+"""
+import hashlib
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+import cumgain
+from cumgain import cli
 from cumgain.cli import main
+from cumgain.datasets import SplitMix64, demo_collection
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
 
 
 def _row(out, label):
@@ -17,20 +29,122 @@ def _row(out, label):
 
 
 def test_demo_prints_the_paper_vectors(capsys):
-    assert main(["demo"]) == 0
+    assert main(["demo", "--no-plot"]) == 0
     out = capsys.readouterr().out
     assert _row(out, "CG'") == [3, 5, 8, 8, 8, 9, 11, 13, 16, 16]
     assert _row(out, "DCG' (b=2)") == [3, 5, 6.89, 6.89, 6.89, 7.28, 7.99, 8.66, 9.61, 9.61]
     assert _row(out, "nCG'") == [1, 0.83, 0.89, 0.73, 0.62, 0.6, 0.69, 0.76, 0.89, 0.84]
-    assert len(_row(out, "nDCG 0-1-10-100")) == 10
+    # the ideal vectors of the paper (section 2.3): I' = <3, 3, 3, 2, 2, 2, 1, 1, 1, 1>
+    assert _row(out, "CG_I'") == [3, 6, 9, 11, 13, 15, 16, 17, 18, 19]
+
+
+def test_demo_output_is_golden_and_deterministic(tmp_path):
+    """The whole demo text, in a fresh process with a different hash seed each time."""
+    script = Path(sys.executable).with_name("cumgain")
+    expected = (GOLDEN / "demo.out").read_text(encoding="utf-8")
+    for seed in ("0", "12345"):
+        completed = subprocess.run([str(script), "demo", "--no-plot"], capture_output=True,
+                                   text=True, cwd=tmp_path, timeout=120,
+                                   env={**os.environ, "PYTHONHASHSEED": seed})
+        assert completed.returncode == 0, completed.stderr
+        assert completed.stdout == expected
+        assert completed.stderr == ""
+
+
+def test_demo_collection_shape():
+    collection = demo_collection()
+    assert collection.topics == tuple(str(t) for t in range(401, 451))
+    assert sorted(collection.runs) == ["fair", "good", "poor"]
+    levels = {level for judged in collection.qrels.values() for level in judged.values()}
+    assert levels == {0, 1, 2, 3}
+    for run in collection.runs.values():
+        assert all(len(run[topic]) == 100 for topic in collection.topics)
+    # some retrieved documents were never judged (the pool is the runs' top 30)
+    unjudged = sum(docno not in collection.qrels[topic]
+                   for topic in collection.topics for docno in collection.runs["poor"][topic])
+    assert unjudged > 0
+
+
+def test_demo_collection_files_fingerprint(tmp_path):
+    """The generator uses no platform- or version-dependent randomness: the files it
+    writes are fixed byte for byte."""
+    paths = demo_collection().write_trec(tmp_path)
+    digests = {name: hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+               for name, path in paths.items()}
+    assert digests == {"qrels": "1ff1231b856e8e3c", "good": "47474b78596b914f",
+                       "fair": "dc1a355b58b262f3", "poor": "c2c1d2549f3a0281"}
+
+
+def test_splitmix64_reference_values():
+    """The first outputs of the published reference code (Vigna's splitmix64.c) for the
+    seeds 1234567 and 0."""
+    rng = SplitMix64(1234567)
+    assert [rng.next_uint64() for _ in range(3)] == [
+        6457827717110365317, 3203168211198807973, 9817491932198370423]
+    rng = SplitMix64(0)
+    assert [rng.next_uint64() for _ in range(3)] == [
+        0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4, 0x06C45D188009454F]
+    rng = SplitMix64(7)
+    assert all(0 <= rng.random() < 1 for _ in range(100))
+
+
+def test_runs_have_the_promised_quality_order():
+    collection = demo_collection()
+    means = {run: cumgain.evaluate(collection.qrels, collection.runs[run], ["nDCG@10"]).means[
+        "nDCG@10"] for run in collection.runs}
+    assert means["good"] > means["fair"] > means["poor"] > 0
+
+
+def test_demo_tables_agree_with_the_vector_api():
+    """The means printed by the demo (cumgain.evaluate) equal the averaged vectors of the
+    vector API at the same ranks (the curves the PNG shows)."""
+    collection = demo_collection()
+    curves = cli.demo_curves(collection)
+    for run, (ncg, ndcg) in curves.items():
+        result = cumgain.evaluate(collection.qrels, collection.runs[run],
+                                  [cli._demo_measure(kind, k) for kind in ("nCG", "nDCG")
+                                   for k in cli.DEMO_RANKS])
+        for k in cli.DEMO_RANKS:
+            assert result.means[cli._demo_measure("nCG", k)] == pytest.approx(ncg[k - 1],
+                                                                              abs=1e-12)
+            assert result.means[cli._demo_measure("nDCG", k)] == pytest.approx(ndcg[k - 1],
+                                                                               abs=1e-12)
+
+
+def test_demo_writes_the_curves_png(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "curves.png"
+    assert main(["demo", "--plot", str(target)]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {target}" in out
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_demo_without_matplotlib_says_so(capsys, monkeypatch, tmp_path):
+    for name in ("matplotlib", "matplotlib.figure", "matplotlib.backends",
+                 "matplotlib.backends.backend_agg"):
+        monkeypatch.setitem(sys.modules, name, None)     # import raises ImportError
+    target = tmp_path / "curves.png"
+    assert main(["demo", "--plot", str(target)]) == 0
+    assert "matplotlib is not installed" in capsys.readouterr().out
+    assert not target.exists()
+
+
+def test_demo_data_dir(capsys, tmp_path):
+    assert main(["demo", "--no-plot", "--data-dir", str(tmp_path / "data")]) == 0
+    out = capsys.readouterr().out
+    assert "cumgain evaluate" in out
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == [
+        "fair.run", "good.run", "poor.run", "qrels.txt"]
 
 
 def test_console_script_is_installed(tmp_path):
     script = Path(sys.executable).with_name("cumgain")
     assert script.exists(), f"no console script beside {sys.executable}"
-    result = subprocess.run([str(script), "demo"], capture_output=True, text=True, check=True,
-                            cwd=tmp_path)
+    result = subprocess.run([str(script), "demo", "--plot", str(tmp_path / "c.png")],
+                            capture_output=True, text=True, check=True, cwd=tmp_path)
     assert "nCG'" in result.stdout
+    assert Path(sys.executable).with_name("cumgain-trec-eval").exists()
 
 
 def test_python_dash_m(tmp_path):
@@ -39,7 +153,25 @@ def test_python_dash_m(tmp_path):
     assert result.stdout.startswith("cumgain ")
 
 
-def test_unknown_command_exits_non_zero():
+def test_unknown_command_exits_non_zero(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["frobnicate"])
     assert exit_info.value.code == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.parametrize("name", ["compare", "curves"])
+def test_reserved_names_are_not_registered(name, capsys):
+    """`compare` and `curves` are reserved for later issues: not a half-working command."""
+    with pytest.raises(SystemExit):
+        main([name])
+    assert "invalid choice" in capsys.readouterr().err
+    assert name in cli.__doc__
+
+
+def test_trec_eval_measure_order_constant_matches_the_registry():
+    """report_trec.PRINT_ORDER: trec_eval's registry with dcg and ideal_dcg before ndcg."""
+    from cumgain.report_trec import PRINT_ORDER
+    assert PRINT_ORDER.index("dcg") < PRINT_ORDER.index("ideal_dcg") < PRINT_ORDER.index("ndcg")
+    assert np.all(np.diff([PRINT_ORDER.index(name) for name in
+                           ("runid", "num_q", "map", "P", "recall", "ndcg_cut", "success")]) > 0)
