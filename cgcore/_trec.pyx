@@ -415,6 +415,17 @@ cdef bint _parse_number(const char* s, Py_ssize_t n, double* value) noexcept nog
     return True
 
 
+cdef bint _exact_number(object value, double* out):
+    """An exact int or float (not bool, not numpy) as a double; False for anything else."""
+    if PyFloat_CheckExact(value):
+        out[0] = PyFloat_AS_DOUBLE(value)
+        return True
+    if PyLong_CheckExact(value):
+        out[0] = PyLong_AsDouble(value)
+        return True
+    return False
+
+
 # ---------------------------------------------------------------- qrels
 
 cdef struct QrelsState:
@@ -631,14 +642,7 @@ cdef class QrelsTable:
                 if not PyUnicode_CheckExact(<object>docno):
                     q.status = BAD_LINE
                     return q.status
-                if PyLong_CheckExact(<object>level):
-                    value = PyLong_AsDouble(<object>level)
-                elif PyFloat_CheckExact(<object>level):
-                    value = PyFloat_AS_DOUBLE(<object>level)
-                else:
-                    q.status = BAD_LINE
-                    return q.status
-                if isnan(value) or isinf(value):
+                if not _exact_number(<object>level, &value) or isnan(value) or isinf(value):
                     q.status = BAD_LINE
                     return q.status
                 text = PyUnicode_AsUTF8AndSize(<object>docno, &n)
@@ -1069,14 +1073,7 @@ cdef class RunRanker:
                 if not PyUnicode_CheckExact(<object>docno):
                     r.status = BAD_LINE
                     return r.status
-                if PyFloat_CheckExact(<object>score_object):
-                    score = PyFloat_AS_DOUBLE(<object>score_object)
-                elif PyLong_CheckExact(<object>score_object):
-                    score = PyLong_AsDouble(<object>score_object)
-                else:
-                    r.status = BAD_LINE
-                    return r.status
-                if isnan(score):
+                if not _exact_number(<object>score_object, &score) or isnan(score):
                     r.status = BAD_LINE
                     return r.status
                 if r.float32:
