@@ -16,7 +16,9 @@ d. ``floor``   a minimal C program (``split_floor.c``, compiled with ``cc -O2`` 
                ``data/``) that reads the run file in 4 MiB blocks and splits every line into
                fields: the least any reader must do. Also run on run + qrels;
 e. ``threads`` the cumgain files job (float32) twice in one process: sequentially vs in
-               two threads at once (the speed-up shows how much of it releases the GIL).
+               two threads at once (the speed-up shows how much of it releases the GIL);
+               with a control: two numpy sorts of 20M floats (GIL released), the same way,
+               which shows how much parallelism the (shared) machine offered at the time.
 
 Every measurement is a separate ``python`` (or C) process; each is repeated ``--repeats``
 times, interleaved across tools, and the median is reported. "time" is measured inside the
@@ -85,7 +87,9 @@ JOB_TOOLS = {
     "floor": [("split_run", "floor", "C split floor: run"),
               ("split_run_qrels", "floor", "C split floor: run+qrels")],
     "threads": [("threads2", "cumgain", "cumgain f32, 2 threads at once"),
-                ("sequential2", "cumgain", "cumgain f32, 2x sequentially")],
+                ("sequential2", "cumgain", "cumgain f32, 2x sequentially"),
+                ("control_threads2", "cumgain", "control: numpy sort, 2 threads"),
+                ("control_sequential2", "cumgain", "control: numpy sort, 2x seq.")],
 }
 JOB_LABEL = {"files": "files->means", "dicts": "loaded dicts", "dense": "dense nDCG@10",
              "floor": "split floor", "threads": "2 evaluations"}
@@ -344,14 +348,22 @@ def worker(job: str, tool: str, size: str, data_dir: str, dump: str | None) -> d
         except Exception as exc:
             unavailable(exc)
         import threading
+        control = tool.startswith("control_")
+        if control:
+            # how much parallelism the machine gives right now: np.sort releases the GIL
+            import numpy as np
+            arrays = [np.random.default_rng(i).random(20_000_000) for i in (0, 1)]
         out["rss_base_mb"] = _rss_mb()
         results: list = [None, None]
 
         def one(i: int) -> None:
-            results[i] = _cumgain_files(qrels_path, run_path, "float32")
+            if control:
+                results[i] = np.sort(arrays[i])
+            else:
+                results[i] = _cumgain_files(qrels_path, run_path, "float32")
 
         start = perf()
-        if tool == "sequential2":
+        if tool.endswith("sequential2"):
             one(0)
             one(1)
         else:
@@ -363,9 +375,10 @@ def worker(job: str, tool: str, size: str, data_dir: str, dump: str | None) -> d
         out["seconds"] = perf() - start
         if any(r is None for r in results):
             raise SystemExit("a thread failed")
-        out["means"] = {m: float(results[0].means[m]) for m in MEASURES}
-        out["extra"]["same_in_both"] = all(
-            results[0].means[m] == results[1].means[m] for m in MEASURES)
+        if not control:
+            out["means"] = {m: float(results[0].means[m]) for m in MEASURES}
+            out["extra"]["same_in_both"] = all(
+                results[0].means[m] == results[1].means[m] for m in MEASURES)
     else:
         raise SystemExit(f"unknown job {job}")
 
@@ -541,6 +554,8 @@ def agreement(size: str, summaries: dict, dumps: dict, tie_rules: dict | None) -
 
     def compare(label, job_a, tool_a, job_b, tool_b, expect_equal, why=""):
         ma, mb = means(job_a, tool_a), means(job_b, tool_b)
+        if ma is None and mb is None:
+            return
         if ma is None or mb is None:
             lines.append(f"  {label}: not checked (a tool did not run)")
             return
@@ -640,6 +655,10 @@ def print_table(size: str, info: str, summaries: dict, failures: dict, jobs: lis
                 rss_ratio = s["rss_mb"] / ref_s["rss_mb"]
             if job == "threads" and tool == "threads2":
                 t_ratio = rss_ratio = 1.0 if ref_s else None
+            if job == "threads" and tool.startswith("control_"):
+                c_ref = summaries.get(("threads", "control_threads2"))
+                t_ratio = s["seconds"] / c_ref["seconds"] if c_ref else None
+                rss_ratio = s["rss_mb"] / c_ref["rss_mb"] if c_ref else None
             out.append(f"{JOB_LABEL[job]:<15} {label:<32} {_fmt_time(s['seconds']):>10} "
                        f"{_fmt_time(s['wall']):>10} {_fmt_mb(s['rss_mb']):>9} "
                        f"{_fmt_mb(s['rss_base_mb']):>10} {_fmt_ratio(t_ratio):>10} "
@@ -648,7 +667,8 @@ def print_table(size: str, info: str, summaries: dict, failures: dict, jobs: lis
                "ndcg_score call); process: the whole fresh process (start-up, imports, job, exit); "
                "peak RSS: the process's maximum; RSS before: at the start of the timed part (after "
                "imports; dicts: with the dicts built; dense: with the matrices built); ratios: "
-               "tool / the job's first row (floor rows: / cumgain float32 files->means).")
+               "tool / the job's first row (floor rows: / cumgain float32 files->means; control rows: / "
+               "the control's 2-thread row).")
     # targets
     cg = summaries.get(("files", "cumgain_f32"))
     pt = summaries.get(("files", "pytrec_eval"))
@@ -673,8 +693,13 @@ def print_table(size: str, info: str, summaries: dict, failures: dict, jobs: lis
                      f"split floor on the run file (target <= 2x){extra}")
     t2, s2 = summaries.get(("threads", "threads2")), summaries.get(("threads", "sequential2"))
     if t2 and s2:
+        c2 = summaries.get(("threads", "control_threads2"))
+        cs = summaries.get(("threads", "control_sequential2"))
+        control = (f"; the numpy-sort control got {cs['seconds'] / c2['seconds']:.2f}x in the "
+                   f"same conditions" if c2 and cs else "")
         lines.append(f"2 evaluations in 2 threads vs sequentially: speed-up "
-                     f"{s2['seconds'] / t2['seconds']:.2f}x (2.0x = perfect; 1.0x = no overlap)")
+                     f"{s2['seconds'] / t2['seconds']:.2f}x (2.0x = perfect; 1.0x = no overlap)"
+                     + control)
     if lines:
         out.append("vs targets: " + "\n            ".join(lines))
     print("\n".join(out), flush=True)
