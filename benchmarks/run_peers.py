@@ -119,13 +119,19 @@ def _per_topic_arrays(per_topic: dict) -> dict:
     return {m: {q: values[m] for q, values in per_topic.items()} for m in MEASURES}
 
 
-def _read_dicts(qrels_path: str, run_path: str):
-    """Plain ``{qid: {docno: int level}}`` and ``{qid: {docno: float score}}``."""
+def _read_qrels_dict(qrels_path: str) -> dict:
+    """Plain ``{qid: {docno: int level}}``."""
     qrels: dict = {}
     with open(qrels_path) as f:
         for line in f:
             qid, _, doc, rel = line.split()
             qrels.setdefault(qid, {})[doc] = int(rel)
+    return qrels
+
+
+def _read_dicts(qrels_path: str, run_path: str):
+    """Plain ``{qid: {docno: int level}}`` and ``{qid: {docno: float score}}``."""
+    qrels = _read_qrels_dict(qrels_path)
     run: dict = {}
     with open(run_path) as f:
         for line in f:
@@ -137,11 +143,7 @@ def _read_dicts(qrels_path: str, run_path: str):
 def _naive_evaluate(qrels_path: str, run_path: str):
     """trec_eval's definitions in plain Python: score descending, ties by docno descending."""
     log2 = math.log2
-    qrels: dict = {}
-    with open(qrels_path) as f:
-        for line in f:
-            qid, _, doc, rel = line.split()
-            qrels.setdefault(qid, {})[doc] = int(rel)
+    qrels = _read_qrels_dict(qrels_path)
     run: dict = {}
     with open(run_path) as f:
         for line in f:

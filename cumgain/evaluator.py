@@ -46,11 +46,13 @@ import numpy as np
 import cgcore
 from cgcore import _measures as kernels
 from cgcore import _trec
+from cumgain.batch import Ragged
 from cumgain.exceptions import InputError
 from cumgain.gains import GainMapping, gain_mapping
 from cumgain.measures import Measure, parse_measures
 from cumgain.native import RankedInput, read_ranked
 from cumgain.trec_io import Qrels, Run, load_qrels, load_run
+from cumgain.vectors import discount_divisors, ncg, ndcg
 
 TIE_RULES = ("docno_desc", "docno_asc", "input_order", "average", "random")
 SCORE_PRECISIONS = ("float64", "float32")
@@ -346,7 +348,6 @@ def _full_depth(ranked: _Ranked) -> int:
 
 
 def _divisors(measure: Measure, k: int) -> np.ndarray:
-    from cumgain.vectors import discount_divisors
     return discount_divisors(measure.discount, measure.base, k)
 
 
@@ -401,8 +402,6 @@ def _compute(measure: Measure, context: _Context) -> np.ndarray:
     kind = graded_families.get(family, family)
     k = measure.cutoff if measure.cutoff is not None else _full_depth(ranked)
     if kind in ("avg_pos_nCG", "avg_pos_nDCG"):
-        from cumgain.batch import Ragged
-        from cumgain.vectors import ncg, ndcg
         run_batch, judged_batch = Ragged(gains, ranked.offsets), Ragged(judged, ranked.qrels_offsets)
         vectors = ncg(run_batch, judged_batch, k) if kind == "avg_pos_nCG" else \
             ndcg(run_batch, judged_batch, k, discount=measure.discount, base=measure.base)

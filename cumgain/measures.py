@@ -36,7 +36,7 @@ from cumgain.exceptions import InputError
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 SUCCESS_CUTOFFS = (1, 5, 10)
 
-# family -> (aggregate, integer, needs_binary_order)
+# family -> (aggregate over topics, is a count)
 FAMILIES = {
     "num_q": ("sum", True), "num_ret": ("sum", True), "num_rel": ("sum", True),
     "num_rel_ret": ("sum", True), "map": ("mean", False), "map_cut": ("mean", False),

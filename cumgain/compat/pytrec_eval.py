@@ -17,7 +17,6 @@ judgments dropped. Differences, all in the direction of fewer surprises:
 from __future__ import annotations
 
 import collections
-import math
 from typing import Dict, Iterable, List, Mapping
 
 import numpy as np
