@@ -6,10 +6,15 @@ The vector API of Jarvelin & Kekalainen (2002): :func:`cg`, :func:`dcg`,
 (:func:`cg_at`, :func:`dcg_at`, :func:`ncg_at`, :func:`ndcg_at`).
 
 The evaluator, :func:`evaluate`, computes trec_eval's measures and the J&K family
-for TREC files, dicts or DataFrames, exactly as trec_eval and pytrec_eval do.
+for TREC files, dicts or DataFrames, exactly as trec_eval and pytrec_eval do;
+:func:`rank` gives the ranked relevance levels behind it.
+
+Submodules imported on demand: :mod:`cumgain.stats` and :mod:`cumgain.report`
+(significance tests, the paper's Table 2), :mod:`cumgain.curves` and
+:mod:`cumgain.plot` (averaged gain-by-rank curves, their readings, plots).
 """
 from cumgain.batch import Ragged
-from cumgain.evaluator import Evaluation, TopicsWarning, evaluate
+from cumgain.evaluator import Evaluation, Ranking, TopicsWarning, evaluate, rank
 from cumgain.exceptions import CumgainError, FormatError, InputError
 from cumgain.gains import GainMapping, gain_mapping, map_gains
 from cumgain.vectors import (
@@ -34,6 +39,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CumgainError",
     "Evaluation",
+    "Ranking",
     "TopicsWarning",
     "evaluate",
     "FormatError",
@@ -56,4 +62,5 @@ __all__ = [
     "ndcg",
     "ndcg_at",
     "norm_vect",
+    "rank",
 ]

@@ -13,10 +13,16 @@ Subcommands
     The paper's worked example, then a generated test collection (50 topics, three
     runs) evaluated end to end; the averaged curves go to a PNG if matplotlib is there.
 
-Reserved names: ``compare`` (run comparison with significance tests) and ``curves``
-(CG/DCG curves from files) belong to later issues. They are deliberately not
-registered yet, so nobody mistakes them for working commands; do not use these names
-for anything else.
+``cumgain compare QRELS RUN...`` (:mod:`cumgain.cli_compare`)
+    Significance tests and the paper's Table 2 for a set of runs.
+``cumgain curves QRELS RUN...`` (:mod:`cumgain.cli_curves`)
+    Averaged CG/DCG/nCG/nDCG curves, their readings, and plots.
+``cumgain convert RUN OUT.parquet`` (:mod:`cumgain.cli_convert`)
+    A TREC run file to (topic-partitioned) Parquet.
+
+Each of the last three lives in its own module with ``HELP``, ``DESCRIPTION`` and
+``add_arguments(parser)`` (which sets ``handler``); errors go through the same
+:func:`_run` and :class:`Failure` as here.
 
 Errors
 ------
@@ -639,47 +645,27 @@ def _demo_collection(out) -> dict:
 
 
 def demo_curves(collection=None, depth: Optional[int] = None) -> dict:
-    """The averaged nCG and nDCG vectors (paper's discount, b = 2) of each demo run:
-    ``{run: (ncg, ndcg)}``, each an array over ranks 1..depth."""
-    import cumgain
+    """The averaged CG, DCG, nCG and nDCG curves (gain = level; the paper's discount,
+    b = 2; normalised per topic, then averaged) of the demo runs, with the ideal:
+    ``{measure: cumgain.curves.Curves}``, over ranks 1..depth (default: the run depth)."""
+    from cumgain import curves
     from cumgain.datasets import RUN_DEPTH, demo_collection
 
     collection = collection or demo_collection()
-    depth = depth or RUN_DEPTH
-    judged = collection.judged_levels()
-    curves = {}
-    for run in collection.runs:
-        ranked = collection.ranked_levels(run)
-        curves[run] = (cumgain.avg_vect(cumgain.ncg(ranked, judged, depth)),
-                       cumgain.avg_vect(cumgain.ndcg(ranked, judged, depth, discount="tois",
-                                                     base=2)))
-    return curves
+    return curves.compute_many(collection.qrels, collection.runs, curves.MEASURES,
+                               depth=depth or RUN_DEPTH, discount="tois", base=2, warn=False)
 
 
 def _plot_curves(path: Path) -> bool:
-    """Write the averaged curves to a PNG; False if matplotlib is not installed."""
+    """Write the four measures' curves (a 2 x 2 grid) to ``path``; False if matplotlib
+    is not installed."""
+    from cumgain import plot
     try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
+        figure = plot.plot_grid(demo_curves())
     except ImportError:
         return False
-    curves = demo_curves()
-    figure = Figure(figsize=(10, 4))
-    FigureCanvasAgg(figure)
-    axes = figure.subplots(1, 2, sharey=True)
-    for run, (ncg, ndcg) in curves.items():
-        ranks = np.arange(1, len(ncg) + 1)
-        axes[0].plot(ranks, ncg, label=run)
-        axes[1].plot(ranks, ndcg, label=run)
-    for ax, title in zip(axes, ("nCG (avg over 50 topics)", "nDCG, b = 2 (avg over 50 topics)")):
-        ax.set_title(title)
-        ax.set_xlabel("rank")
-        ax.set_ylim(0, 1)
-        ax.grid(alpha=0.3)
-        ax.legend()
-    figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=100)
+    plot.save(figure, path)
     return True
 
 
@@ -695,7 +681,8 @@ def run_demo(out=None, plot: Optional[Path] = DEMO_PLOT, data_dir: Optional[Path
     _demo_collection(out)
     if plot is not None:
         if _plot_curves(Path(plot)):
-            print(f"\nCurves (mean nCG and nDCG by rank, per run): wrote {plot}", file=out)
+            print(f"\nCurves (mean CG, DCG, nCG and nDCG by rank, per run, and the ideal): "
+                  f"wrote {plot}", file=out)
         else:
             print("\nCurves: matplotlib is not installed (pip install matplotlib) - no PNG "
                   "written", file=out)
@@ -742,7 +729,15 @@ def _build_parser() -> _Parser:
         description="Print the paper's worked example, then evaluate a generated test "
                     "collection (50 topics, three runs) and plot its curves.")
     _add_demo_arguments(demo)
-    for name, sub in (("trec_eval", trec_eval), ("evaluate", evaluate), ("demo", demo)):
+    subcommands = {"trec_eval": trec_eval, "evaluate": evaluate, "demo": demo}
+    from cumgain import cli_compare, cli_convert, cli_curves
+    for name, module in (("compare", cli_compare), ("curves", cli_curves),
+                         ("convert", cli_convert)):
+        subcommands[name] = commands.add_parser(
+            name, help=module.HELP, description=module.DESCRIPTION,
+            formatter_class=argparse.RawDescriptionHelpFormatter, usage_status=EXIT_USAGE)
+        module.add_arguments(subcommands[name])
+    for name, sub in subcommands.items():
         sub.set_defaults(prog=f"cumgain {name}")
     return parser
 

@@ -36,6 +36,7 @@ topics without judgments are returned in :class:`Evaluation` and announced with 
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -48,7 +49,7 @@ from cgcore import _measures as kernels
 from cgcore import _trec
 from cumgain.batch import Ragged
 from cumgain.exceptions import InputError
-from cumgain.gains import GainMapping, gain_mapping
+from cumgain.gains import GainMapping, GainSpec, gain_mapping
 from cumgain.measures import Measure, parse_measures
 from cumgain.native import RankedInput, read_ranked
 from cumgain.trec_io import Qrels, Run, load_qrels, load_run
@@ -435,40 +436,120 @@ def _aggregate(measure: Measure, values: np.ndarray) -> float:
     return total / len(values)
 
 
-# ---------------------------------------------------------------- public entry point
+# ---------------------------------------------------------------- ranking
 
-def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
-             relevance_level: float = 1, judged_only: bool = False,
-             depth: Optional[int] = None, topics: str = "both", ties: str = "docno_desc",
-             score_precision: str = "float64", seed: Optional[int] = None,
-             duplicates: str = "error", warn: bool = True) -> Evaluation:
-    """Evaluate ``run`` against ``qrels`` with the given measures.
+@dataclass(frozen=True)
+class Ranking:
+    """A run ranked and joined with its qrels, for the evaluated topics.
 
-    ``qrels`` / ``run``: TREC file paths (plain or gzip), ``{qid: {docid: value}}``
-    dicts, pandas DataFrames, or loaded :class:`~cumgain.trec_io.Qrels` /
-    :class:`~cumgain.trec_io.Run`. ``measures``: names in any supported spelling
-    (see :mod:`cumgain.measures`). Policies: see the module docstring.
-
-    >>> result = evaluate({"q1": {"a": 2, "b": 0, "c": 1}},
-    ...                   {"q1": {"a": 0.9, "b": 0.8, "c": 0.1}}, ["P_2", "ndcg_cut_3"])
-    >>> result.means["P_2"]
-    0.5
+    ``topics``: the evaluated topics (trec_eval's order: byte order of the id).
+    ``levels``: per topic, the relevance level of each retrieved document in rank
+    order, after the tie rule and the depth cut (0 where the document is not judged
+    or judged below 0); ``judged`` (aligned with ``levels.values``) says which
+    documents have a judgment >= 0. ``qrels_levels``: per topic, the levels of all its
+    judgments (the recall base, negative levels included). ``run_only_topics``,
+    ``missing_topics``, ``empty_qrels_topics``: the topics left out, as in
+    :class:`Evaluation`; ``policies``: the ranking policies used.
     """
-    _check_choice(ties, TIE_RULES, "ties")
-    _check_choice(score_precision, SCORE_PRECISIONS, "score_precision")
-    _check_choice(topics, TOPIC_POLICIES, "topics")
-    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, float)) \
-            or not math.isfinite(relevance_level):
-        raise InputError(f"relevance_level must be a number, got {relevance_level!r}")
+
+    topics: tuple
+    run_only_topics: tuple
+    missing_topics: tuple
+    empty_qrels_topics: tuple
+    run_tag: str
+    policies: dict
+    _everything: "_Ranked" = field(repr=False, compare=False)
+    _chosen_index: np.ndarray = field(repr=False, compare=False)
+
+    @functools.cached_property
+    def _chosen(self) -> "_Ranked":
+        """The ranked rows and judgments of the evaluated topics only."""
+        everything, index = self._everything, self._chosen_index
+        if np.array_equal(index, np.arange(len(everything.offsets) - 1)):
+            return everything
+        rows, offsets = _gather(everything.offsets, index)
+        qrels_rows, qrels_offsets = _gather(everything.qrels_offsets, index)
+        return _Ranked(offsets=offsets, levels=everything.levels[rows],
+                       judged=everything.judged[rows],
+                       scores=None if everything.scores is None else everything.scores[rows],
+                       qrels_offsets=qrels_offsets,
+                       qrels_levels=everything.qrels_levels[qrels_rows])
+
+    @property
+    def levels(self) -> Ragged:
+        chosen = self._chosen
+        return Ragged(np.ascontiguousarray(chosen.levels, dtype=np.float64), chosen.offsets)
+
+    @property
+    def judged(self) -> np.ndarray:
+        return self._chosen.judged
+
+    @property
+    def qrels_levels(self) -> Ragged:
+        chosen = self._chosen
+        return Ragged(np.ascontiguousarray(chosen.qrels_levels, dtype=np.float64),
+                      chosen.qrels_offsets)
+
+    def gains(self, mapping: GainSpec = "identity") -> Ragged:
+        """Per topic, the gain of each retrieved document in rank order: ``mapping`` of
+        its level if judged (>= 0), else 0; under ``ties="average"`` each group of equal
+        scores shares its mean gain."""
+        chosen = self._chosen
+        gains = np.zeros(len(chosen.levels), dtype=np.float64)
+        gains[chosen.judged] = gain_mapping(mapping)(chosen.levels[chosen.judged])
+        if self.policies["ties"] == "average":
+            gains = _tie_group_means(gains, chosen)
+        return Ragged(gains, chosen.offsets)
+
+    def judged_gains(self, mapping: GainSpec = "identity") -> Ragged:
+        """Per topic, the gain of each judgment (the recall base the ideal vector is
+        built from): ``mapping`` of its level, 0 for levels < 0."""
+        chosen = self._chosen
+        gains = np.zeros(len(chosen.qrels_levels), dtype=np.float64)
+        keep = chosen.qrels_levels >= 0
+        gains[keep] = gain_mapping(mapping)(chosen.qrels_levels[keep])
+        return Ragged(gains, chosen.qrels_offsets)
+
+
+def _check_depth(depth: Any) -> None:
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer))
                               or depth < 1):
         raise InputError(f"depth must be a positive integer or None, got {depth!r}")
-    measure_list = parse_measures(measures)
+
+
+def _resolve_seed(seed: Any) -> int:
     if seed is None:
         seed = int(np.random.SeedSequence().entropy) & (2 ** 64 - 1)
     elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise InputError(f"seed must be an integer or None, got {seed!r}")
-    seed = int(seed) & (2 ** 64 - 1)
+    return int(seed) & (2 ** 64 - 1)
+
+
+def rank(qrels: Any, run: Any, *, ties: str = "docno_desc", score_precision: str = "float64",
+         depth: Optional[int] = None, topics: str = "both", duplicates: str = "error",
+         seed: Optional[int] = None, warn: bool = True) -> Ranking:
+    """Rank ``run`` and join it with ``qrels``: the first half of :func:`evaluate`.
+
+    Inputs and policies (``ties``, ``score_precision``, ``depth``, ``topics``,
+    ``duplicates``, ``seed``, ``warn``) as in :func:`evaluate`.
+
+    >>> ranking = rank({"q1": {"a": 2, "b": 0, "c": 1}}, {"q1": {"a": 0.1, "c": 0.9}})
+    >>> ranking.levels[0], ranking.judged_gains("0-1-10-100")[0]
+    (array([1., 2.]), array([10.,  0.,  1.]))
+    """
+    return _ranking(qrels, run, ties=ties, score_precision=score_precision, depth=depth,
+                    topics=topics, duplicates=duplicates, seed=seed, warn=warn)
+
+
+def _ranking(qrels: Any, run: Any, *, ties: str, score_precision: str, depth: Optional[int],
+             topics: str, duplicates: str, seed: Optional[int], warn: bool) -> Ranking:
+    """:func:`rank`; called by :func:`rank` and :func:`evaluate` alike, so that a
+    :class:`TopicsWarning` points at their caller."""
+    _check_choice(ties, TIE_RULES, "ties")
+    _check_choice(score_precision, SCORE_PRECISIONS, "score_precision")
+    _check_choice(topics, TOPIC_POLICIES, "topics")
+    _check_depth(depth)
+    seed = _resolve_seed(seed)
     native = read_ranked(qrels, run, ties=ties, score_precision=score_precision, seed=seed,
                          depth=depth, duplicates=duplicates)
     if native is not None:
@@ -502,23 +583,65 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
                          f"(e.g. {', '.join(missing[:3])})")
         if empty:
             parts.append(f"{len(empty)} qrels topics have no judgments (e.g. {empty[0]})")
-        warnings.warn("; ".join(parts), TopicsWarning, stacklevel=2)
+        warnings.warn("; ".join(parts), TopicsWarning, stacklevel=3)
 
-    policies = dict(relevance_level=float(relevance_level), judged_only=bool(judged_only),
-                    depth=depth, topics=topics, ties=ties, score_precision=score_precision,
-                    seed=seed)
-    flags = {measure.judged_only if measure.judged_only is not None else judged_only
-             for measure in measure_list}
     if native is not None:
         everything, chosen_index = _universe(native, chosen)
     else:
         everything = _rank(qrels, run, chosen, ties=ties, score_precision=score_precision,
                            seed=seed, depth=depth)
         chosen_index = np.arange(len(chosen))
+    policies = dict(depth=depth, topics=topics, ties=ties, score_precision=score_precision,
+                    seed=seed)
+    return Ranking(topics=tuple(chosen), run_only_topics=run_only, missing_topics=missing,
+                   empty_qrels_topics=empty, run_tag=run_tag, policies=policies,
+                   _everything=everything, _chosen_index=chosen_index)
+
+
+# ---------------------------------------------------------------- public entry point
+
+def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
+             relevance_level: float = 1, judged_only: bool = False,
+             depth: Optional[int] = None, topics: str = "both", ties: str = "docno_desc",
+             score_precision: str = "float64", seed: Optional[int] = None,
+             duplicates: str = "error", warn: bool = True) -> Evaluation:
+    """Evaluate ``run`` against ``qrels`` with the given measures.
+
+    ``qrels`` / ``run``: TREC file paths (plain or gzip), ``{qid: {docid: value}}``
+    dicts, pandas DataFrames, or loaded :class:`~cumgain.trec_io.Qrels` /
+    :class:`~cumgain.trec_io.Run`. ``measures``: names in any supported spelling
+    (see :mod:`cumgain.measures`). Policies: see the module docstring. The ranking
+    half is :func:`rank`.
+
+    >>> result = evaluate({"q1": {"a": 2, "b": 0, "c": 1}},
+    ...                   {"q1": {"a": 0.9, "b": 0.8, "c": 0.1}}, ["P_2", "ndcg_cut_3"])
+    >>> result.means["P_2"]
+    0.5
+    """
+    _check_choice(ties, TIE_RULES, "ties")
+    _check_choice(score_precision, SCORE_PRECISIONS, "score_precision")
+    _check_choice(topics, TOPIC_POLICIES, "topics")
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, float)) \
+            or not math.isfinite(relevance_level):
+        raise InputError(f"relevance_level must be a number, got {relevance_level!r}")
+    _check_depth(depth)
+    measure_list = parse_measures(measures)
+    seed = _resolve_seed(seed)
+    ranking = _ranking(qrels, run, ties=ties, score_precision=score_precision, depth=depth,
+                       topics=topics, duplicates=duplicates, seed=seed, warn=warn)
+
+    policies = dict(relevance_level=float(relevance_level), judged_only=bool(judged_only),
+                    depth=depth, topics=topics, ties=ties, score_precision=score_precision,
+                    seed=seed)
+    flags = {measure.judged_only if measure.judged_only is not None else judged_only
+             for measure in measure_list}
+    everything, chosen_index = ranking._everything, ranking._chosen_index
     ranked = {flag: _judged_only(everything) if flag else everything for flag in flags}
     context = _Context(ranked, policies)
     values = {measure.name: _compute(measure, context)[chosen_index] for measure in measure_list}
     means = {measure.name: _aggregate(measure, values[measure.name]) for measure in measure_list}
-    return Evaluation(topics=tuple(chosen), measures=tuple(measure_list), values=values,
-                      means=means, run_only_topics=run_only, missing_topics=missing,
-                      empty_qrels_topics=empty, run_tag=run_tag, policies=policies)
+    return Evaluation(topics=ranking.topics, measures=tuple(measure_list), values=values,
+                      means=means, run_only_topics=ranking.run_only_topics,
+                      missing_topics=ranking.missing_topics,
+                      empty_qrels_topics=ranking.empty_qrels_topics, run_tag=ranking.run_tag,
+                      policies=policies)

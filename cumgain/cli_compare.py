@@ -1,0 +1,239 @@
+"""``cumgain compare``: significance tests and the paper's Table 2 for a set of runs.
+
+Evaluates every run on every measure x gain scheme, compares the runs topic by topic
+(:func:`cumgain.stats.compare`) and prints a report (:mod:`cumgain.report`): the paper's
+Table 2 (means, and which runs beat which with ``*`` p < 0.05, ``**`` p < 0.01), the
+baseline layout with ``--baseline``, or every pair's numbers with ``--pairs``.
+
+Defaults follow the paper's Table 2 (J&K 2002, section 3.6): avg-pos of the nCG and
+nDCG vectors (TOIS discount, b = 2) up to rank 200, under three gain schemes, tested
+with Friedman's test (Conover's pairs, Holm's correction). The gain schemes adapt to the
+qrels' highest level L: binary (0 then L ones), ratio (0-1-10-...-10^(L-1)) and
+highest level only (L zeros then 1); for graded 0-3 qrels these are the paper's
+0-1-1-1, 0-1-10-100 and 0-0-0-1. Qrels with non-integer levels get the identity gain.
+Runs are named by their run tag (the last line's, as trec_eval's runid), or by file
+name with ``--names file``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Sequence
+
+import numpy as np
+
+HELP = "significance tests and the paper's Table 2 for a set of runs"
+DESCRIPTION = """\
+Compare runs topic by topic and print the paper's Table 2: one row per measure x
+gain scheme, the runs' means over topics, and which runs are significantly better
+than which ('D, E > A **': ** p < 0.01, * p < 0.05 after correction).
+
+Defaults follow the paper: avg-pos up to rank 200 of the nCG and nDCG vectors (TOIS
+discount, b = 2), the gain schemes binary, ratio and highest-level-only adapted to the
+qrels' top level L (0-1-1-1, 0-1-10-100, 0-0-0-1 for levels 0-3), Friedman's test with
+Conover's pairs and Holm's correction. Runs are named by their run tag (--names file:
+by file name). Topics left out are listed on stderr."""
+
+EPILOG = """\
+examples:
+  cumgain compare qrels.txt runA runB runC
+  cumgain compare qrels.txt run* --test anova --format latex
+  cumgain compare qrels.txt base.run new.run --baseline base --test randomization
+  cumgain compare qrels.txt run* -m nDCG@10 -m AP --test wilcoxon --pairs --format csv
+
+tests: friedman (omnibus; pairs by --posthoc conover|nemenyi), anova (repeated
+measures; pairs by Tukey's HSD), ttest, wilcoxon, randomization (pairs only).
+A pair after an omnibus test is marked only if the omnibus test is significant
+at the same level. Exit status: 0 ok, 1 usage, 2 bad input, 7 no common topic."""
+
+DEFAULT_MEASURES = ("avg_pos_nCG@200", "avg_pos_nDCG@200(discount=tois, base=2)")
+NAME_SOURCES = ("tag", "file")
+
+
+def paper_gain_schemes(levels: np.ndarray) -> list:
+    """The paper's three gain schemes for qrels whose highest level is L: binary
+    ``0-1-...-1``, ratio ``0-1-10-...-10^(L-1)``, highest only ``0-...-0-1`` (duplicates
+    dropped); ``["identity"]`` when a judged level >= 0 is not an integer.
+
+    >>> paper_gain_schemes(np.array([0, 1, 2, 3]))
+    ['0-1-1-1', '0-1-10-100', '0-0-0-1']
+    >>> paper_gain_schemes(np.array([0, 2, 1, -1]))
+    ['0-1-1', '0-1-10', '0-0-1']
+    """
+    judged = np.asarray(levels, dtype=np.float64)
+    judged = judged[judged >= 0]
+    top = judged.max(initial=0.0)
+    if np.any(judged != np.round(judged)) or top < 1:
+        return ["identity"]
+    top = int(top)
+    schemes = ["-".join(["0"] + ["1"] * top),
+               "-".join(["0"] + [str(10 ** i) for i in range(top)]),
+               "-".join(["0"] * top + ["1"])]
+    return list(dict.fromkeys(schemes))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from cumgain.report import FORMATS
+    from cumgain.stats import CORRECTIONS, TESTS, ZERO_METHODS
+
+    parser.epilog = EPILOG
+    parser.add_argument("qrels", help="the qrels file")
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="run files (at least two)")
+    parser.add_argument("-m", "--measure", dest="measures", action="append", metavar="MEASURE",
+                        help="a measure in any supported spelling; repeatable (default: "
+                             + ", ".join(DEFAULT_MEASURES) + ")")
+    parser.add_argument("-g", "--gains", action="append", metavar="SCHEME",
+                        help="gain scheme of the graded measures, repeatable: one row per "
+                             "scheme and measure (default: the paper's three schemes for the "
+                             "qrels' levels)")
+    parser.add_argument("--test", choices=TESTS, default="friedman",
+                        help="friedman (default), anova, ttest, wilcoxon or randomization")
+    parser.add_argument("--posthoc", choices=("conover", "nemenyi"),
+                        help="pairs after --test friedman: conover (default) or nemenyi")
+    parser.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                        help="multiple-comparison correction of the pairs (default holm; "
+                             "bh = Benjamini-Hochberg)")
+    parser.add_argument("--baseline", metavar="RUN",
+                        help="compare every run with this one (a run name or file as given) "
+                             "and print the baseline layout with superscript markers")
+    parser.add_argument("--pairs", action="store_true",
+                        help="print every pair's numbers (statistic, p, corrected p, means, "
+                             "relative difference, practical significance) instead")
+    parser.add_argument("-f", "--format", choices=FORMATS, default="md",
+                        help="md (default), latex (booktabs) or csv (full precision)")
+    parser.add_argument("--digits", type=int, default=3, metavar="N",
+                        help="decimals of the means in md and latex (default 3, as the paper)")
+    parser.add_argument("--names", choices=NAME_SOURCES, default="tag",
+                        help="name runs by run tag (default) or by file name")
+    parser.add_argument("-c", "--complete", action="store_true",
+                        help="evaluate every qrels topic; a run missing one scores 0 on it")
+    parser.add_argument("--intersect", action="store_true",
+                        help="compare on the topics every run covers (default: an error when "
+                             "the runs cover different topics)")
+    parser.add_argument("--permutations", type=int, default=10_000, metavar="N",
+                        help="resamples of the randomization test (default 10000)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the randomization test (default 0: reproducible output)")
+    parser.add_argument("--zero-method", choices=ZERO_METHODS, default="wilcox",
+                        help="Wilcoxon's handling of zero differences (scipy's zero_method)")
+    parser.set_defaults(handler=run_compare)
+
+
+def _run_name(path: str, evaluation, source: str) -> str:
+    if source == "tag" and evaluation.run_tag:
+        return evaluation.run_tag
+    return "<stdin>" if path == "-" else os.path.basename(path)
+
+
+def _row_spellings(measures: Sequence[str], gains: Sequence[str], explicit: bool) -> list:
+    """One spelling per gain scheme (outer) and measure (inner), as the paper's Table 2
+    orders its rows; measures the schemes do not apply to appear once."""
+    from cumgain.cli import _with_options
+    from cumgain.exceptions import InputError
+
+    spellings, applied = [], False
+    for scheme in gains:
+        for measure in measures:
+            variants, applies = _with_options(measure, [scheme], None, None)
+            spellings.extend(variants)
+            applied = applied or applies
+    if explicit and not applied:
+        raise InputError(f"--gains applies to none of the measures ({', '.join(measures)}); "
+                         "use a graded measure such as nDCG@10")
+    return list(dict.fromkeys(spellings))
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """``cumgain compare``: evaluate, compare, print one report."""
+    from cumgain import report, stats
+    from cumgain.cli import (EXIT_INPUT, EXIT_NO_TOPICS, EXIT_USAGE, Failure, _topic_notes,
+                             _write_text)
+    from cumgain.evaluator import evaluate
+    from cumgain.exceptions import InputError
+    from cumgain.gains import gain_mapping
+    from cumgain.measures import parse_measures
+    from cumgain.trec_io import load_qrels
+
+    prog = args.prog
+    if len(args.runs) < 2:
+        raise Failure(EXIT_USAGE, "give at least two runs to compare")
+    if args.posthoc and args.test != "friedman":
+        pairs = "Tukey's HSD" if args.test == "anova" else "no post-hoc step"
+        raise Failure(EXIT_USAGE, f"--posthoc goes with --test friedman (--test {args.test} "
+                                  f"has {pairs})")
+    if [args.qrels, *args.runs].count("-") > 1:
+        raise Failure(EXIT_USAGE, "only one input can be standard input ('-')")
+    if args.permutations < 1:
+        raise Failure(EXIT_USAGE, f"--permutations must be at least 1, got {args.permutations}")
+    if not 0 <= args.digits <= 17:
+        raise Failure(EXIT_USAGE, f"--digits must be from 0 to 17, got {args.digits}")
+    measures = list(args.measures or DEFAULT_MEASURES)
+    try:
+        parse_measures(measures)
+        for scheme in args.gains or ():
+            gain_mapping(scheme)
+    except InputError as error:
+        raise Failure(EXIT_USAGE, str(error)) from None
+
+    qrels = load_qrels(args.qrels)
+    gains = list(args.gains) if args.gains else paper_gain_schemes(qrels.relevance)
+    try:
+        spellings = _row_spellings(measures, gains, explicit=bool(args.gains))
+        # rows are labelled by the canonical measure names (the spelling without spaces,
+        # as the columns of `cumgain evaluate`); "P.5,10" gives two rows
+        row_names = list(dict.fromkeys(m.name for m in parse_measures(spellings)))
+    except InputError as error:
+        raise Failure(EXIT_USAGE, str(error)) from None
+
+    topic_policy = "qrels" if args.complete else "both"
+    evaluations, notes = {}, []
+    try:
+        for path in args.runs:
+            label = "<stdin>" if path == "-" else path
+            result = evaluate(qrels, path, spellings, topics=topic_policy, warn=False)
+            if not result.topics:
+                raise Failure(EXIT_NO_TOPICS, f"{label}: no topic of the run is in "
+                                              f"{qrels.source}; nothing to compare")
+            notes.extend(_topic_notes(label, result, topic_policy))
+            name = _run_name(path, result, args.names)
+            if name in evaluations:
+                hint = " (use --names file)" if args.names == "tag" else ""
+                raise Failure(EXIT_USAGE, f"two runs are named {name!r}{hint}")
+            evaluations[name] = (path, result)
+    finally:
+        for note in notes:
+            print(f"{prog}: {note}", file=sys.stderr)
+
+    baseline = None
+    if args.baseline is not None:
+        matches = [name for name, (path, _) in evaluations.items()
+                   if args.baseline in (name, path)]
+        if not matches:
+            raise Failure(EXIT_USAGE, f"--baseline {args.baseline!r} is none of the runs "
+                                      f"({', '.join(evaluations)})")
+        baseline = matches[0]
+
+    results = {name: result for name, (_, result) in evaluations.items()}
+    covered = {name: set(result.topics) for name, result in results.items()}
+    common = set.intersection(*covered.values())
+    if not args.intersect and any(len(topics) != len(common) for topics in covered.values()):
+        counts = ", ".join(f"{name} {len(topics)}" for name, topics in covered.items())
+        raise Failure(EXIT_INPUT, f"the runs cover different topics ({counts}; {len(common)} "
+                                  "common to all): use --intersect to compare on the common "
+                                  "topics, or -c to score a run's missing topics 0")
+    rows = []
+    for name in row_names:
+        rows.append((name, stats.compare(
+            results, name, test=args.test, posthoc=args.posthoc,
+            correction=args.correction, baseline=baseline,
+            topics="intersect" if args.intersect else "strict",
+            zero_method=args.zero_method, n_permutations=args.permutations, seed=args.seed)))
+    if args.pairs:
+        table = report.pairwise_table(rows, digits=max(args.digits, 4))
+    elif baseline is not None:
+        table = report.baseline_table(rows, baseline, digits=args.digits)
+    else:
+        table = report.significance_table(rows, digits=args.digits)
+    _write_text(table.render(args.format))
+    return 0

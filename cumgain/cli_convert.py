@@ -1,0 +1,74 @@
+"""``cumgain convert``: a TREC run (or qrels) file to Parquet, partitioned by topic if asked.
+
+The file is read with the reference reader (:func:`cumgain.trec_io.load_run` /
+``load_qrels``), so a malformed line is reported with file and line, and written through
+Dask by :func:`cumgain.dask.write_parquet` (the layout is described there). The whole
+file is held in memory while it is converted.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+
+HELP = "a TREC run (or qrels) file to Parquet, partitioned by topic if asked"
+DESCRIPTION = """\
+Convert a TREC run file (qid iter docno rank score tag; plain or gzip; '-' is standard
+input) to a folder of Parquet files with columns query_id, doc_id, score (with --qrels:
+a qrels file to query_id, doc_id, relevance). Ids are strings, values float64, and each
+topic's rows keep their input order.
+
+--partition-by-topic sorts the topics by id, writes query_id as the index and puts
+whole topics in each file part.<i>.parquet (about --rows-per-file rows; a topic never
+spans two files), so cumgain.dask.evaluate reads the folder without shuffling it.
+Without it, rows keep the file's topic order, --rows-per-file rows per file."""
+
+DEFAULT_ROWS_PER_FILE = 1_000_000
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("input", metavar="RUN", help="the TREC run file (or qrels with --qrels)")
+    parser.add_argument("output", metavar="OUT", help="the Parquet folder to write")
+    parser.add_argument("--partition-by-topic", action="store_true",
+                        help="whole topics per file, sorted by id, query_id as the index")
+    parser.add_argument("--qrels", action="store_true",
+                        help="the input is a qrels file (qid iter docno rel)")
+    parser.add_argument("--rows-per-file", type=_positive_int, default=DEFAULT_ROWS_PER_FILE,
+                        metavar="N", help=f"rows per Parquet file (default {DEFAULT_ROWS_PER_FILE:,})")
+    parser.add_argument("--duplicates", choices=("error", "first"), default="error",
+                        help="a docno twice in a topic: an error (default), or keep the first")
+    parser.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+    parser.set_defaults(handler=run_convert)
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    """``cumgain convert``: read with the reference reader, write Parquet through Dask."""
+    from cumgain.cli import EXIT_USAGE, Failure
+    from cumgain.trec_io import load_qrels, load_run
+
+    if os.path.exists(args.output) and not args.overwrite:
+        raise Failure(EXIT_USAGE, f"{args.output} exists; pass --overwrite to replace it")
+    try:
+        import pyarrow  # noqa: F401  (dask writes Parquet with it)
+
+        from cumgain.dask import write_parquet
+    except ImportError as error:
+        raise Failure(EXIT_USAGE, f"cumgain convert needs dask[dataframe] and pyarrow "
+                                  f"(pip install 'cumgain[dask]'): {error}") from None
+    load = load_qrels if args.qrels else load_run
+    table = load(args.input, duplicates=args.duplicates)
+    files = write_parquet(table, args.output, partition_by_topic=args.partition_by_topic,
+                          rows_per_file=args.rows_per_file, overwrite=args.overwrite)
+    layout = "partitioned by topic" if args.partition_by_topic else "in file order"
+    print(f"{table.source}: {table.offsets[-1]:,} rows, {len(table.topics):,} topics -> "
+          f"{args.output} ({files:,} Parquet file{'s' if files != 1 else ''}, {layout})")
+    return 0

@@ -1,0 +1,584 @@
+"""Evaluate runs on Dask: the same numbers as :func:`cumgain.evaluate`, at any size.
+
+Install with ``pip install cumgain[dask]`` (dask[dataframe], distributed, pyarrow).
+
+How it works
+------------
+1. **Partition by topic.** The run (a Dask DataFrame with columns ``query_id, doc_id,
+   score``, or a path or glob of Parquet files) must have every topic's rows in one
+   partition. A run with a ``query_id`` index and known divisions (what
+   ``cumgain convert --partition-by-topic`` writes) is taken as it is; so is any run
+   when ``partitioned_by_topic=True``. Otherwise it is **shuffled** on ``query_id``
+   (hash partitioning, dask's shuffle), with a :class:`ShuffleWarning` and
+   ``result.shuffled`` set. The shuffle keeps each topic's rows in input order when
+   that order matters (``ties="input_order"`` or ``"random"``, ``duplicates="first"``).
+2. **Evaluate each partition with the engine.** Every partition becomes a
+   ``{topic: {doc: score}}`` dict and is evaluated by :func:`cumgain.evaluate` (the
+   compiled kernels), against the qrels of its topics. The qrels are read once on the
+   client (they are small next to a run) and shipped to each worker once.
+3. **Combine exactly.** Every measure is a per-topic value and every ranking policy
+   (``ties``, ``score_precision``, ``depth``, ``judged_only``, ``relevance_level``) looks
+   only inside a topic, so the per-topic values are the single-machine ones, bit for
+   bit. The means are computed from the per-topic values (one float per topic and
+   measure is gathered on the client), in topic order and with the evaluator's rule,
+   so they are **bit-identical** to :func:`cumgain.evaluate` as well. Topic policies
+   (``topics="both"``, ``"qrels"``, ``"strict"``) and the reports of run-only, missing
+   and empty topics are applied to the whole run, as the evaluator does.
+
+:func:`average_vectors` gives the averaged CG/DCG/ideal/nCG/nDCG vectors as a true
+reduction: each partition returns, per rank, the sum over its topics and their count
+(``6 x depth`` floats), and the client adds them. That is
+:func:`cumgain.vectors.avg_vect` over all topics up to the order of the additions:
+with n topics and unit roundoff u = 2**-53, each component differs from
+``avg_vect`` by at most ``2 n u mean_t |x_t|`` (two sequential summations of the same
+n terms, each within ``(n - 1) u sum |x_t|`` of the exact sum; Higham, *Accuracy and
+Stability of Numerical Algorithms*, 2nd ed., eq. 4.4); in practice a few ulps.
+
+``import dask.dataframe`` here is the dask package: this module's own name does not
+shadow it (absolute imports).
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional, Union
+
+import numpy as np
+
+try:
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+except ImportError as error:  # pragma: no cover - the extra is not installed
+    raise ImportError(
+        "cumgain.dask needs dask[dataframe] and pandas (and distributed for a cluster, "
+        "pyarrow for Parquet): pip install 'cumgain[dask]'") from error
+
+from cumgain import Evaluation, TopicsWarning, stream
+from cumgain.exceptions import InputError
+from cumgain.gains import gain_mapping
+from cumgain.measures import DISCOUNT_NAMES
+from cumgain.trec_io import DuplicatesDroppedWarning, Qrels, Run
+from cumgain.vectors import cg as cg_vectors
+from cumgain.vectors import dcg as dcg_vectors
+from cumgain.vectors import ideal_gains, norm_vect
+
+__all__ = ["AveragedVectors", "DaskEvaluation", "ShuffleWarning", "average_vectors",
+           "evaluate", "read_run", "write_parquet"]
+
+RUN_COLUMNS = ("query_id", "doc_id", "score")
+DEFAULT_ROWS_PER_FILE = 1_000_000
+EVALUATED = "__evaluated__"      # per-topic row: evaluated (True) or a run-only topic
+DROPPED = "__dropped__"          # per-topic row: duplicate rows dropped (duplicates="first")
+INPUT_PARTITION = "__input_partition__"
+INPUT_ROW = "__input_row__"
+ORDER_SENSITIVE_TIES = ("input_order", "random")
+CURVES = ("cg", "dcg", "ideal_cg", "ideal_dcg", "ncg", "ndcg")
+
+
+class ShuffleWarning(UserWarning):
+    """The run was not known to be partitioned by topic and is shuffled on query_id."""
+
+
+# ---------------------------------------------------------------- inputs
+
+def _is_parquet(path: Any) -> bool:
+    """A folder, a glob, or a file that starts with Parquet's magic bytes."""
+    text = os.fsdecode(os.fspath(path))
+    if os.path.isdir(text) or any(char in text for char in "*?["):
+        return True
+    if not os.path.isfile(text):
+        return "://" in text         # a remote URL: let dask read it
+    with open(text, "rb") as handle:
+        return handle.read(4) == b"PAR1"
+
+
+def read_run(path: Union[str, os.PathLike]) -> dd.DataFrame:
+    """A Parquet run (file, folder or glob) as a Dask DataFrame, with divisions read
+    from the files' statistics (so a topic-partitioned layout is recognised)."""
+    if not _is_parquet(path):
+        raise InputError(
+            f"{os.fsdecode(os.fspath(path))} is not Parquet; cumgain.dask reads Parquet "
+            "runs: convert a TREC run with 'cumgain convert RUN OUT.parquet "
+            "--partition-by-topic', or stream it with cumgain.stream.evaluate_stream")
+    return dd.read_parquet(os.fsdecode(os.fspath(path)), calculate_divisions=True)
+
+
+def _as_run(run: Any) -> tuple:
+    """``(frame, partitioned)``: the run as a Dask DataFrame with a query_id column,
+    and whether a query_id index with known divisions says it is partitioned by topic."""
+    if isinstance(run, (str, os.PathLike)):
+        run = read_run(run)
+    if isinstance(run, pd.DataFrame):
+        raise InputError("the run is a pandas DataFrame: evaluate it with cumgain.evaluate, "
+                         "or make it a Dask DataFrame (dask.dataframe.from_pandas)")
+    if not isinstance(run, dd.DataFrame):
+        raise InputError("the run must be a Dask DataFrame or a path to Parquet files, "
+                         f"got {type(run).__name__}")
+    indexed = run.index.name == "query_id"
+    partitioned = indexed and run.known_divisions
+    if indexed and "query_id" not in run.columns:
+        run = run.reset_index()
+    missing = [column for column in RUN_COLUMNS if column not in run.columns]
+    if missing:
+        raise InputError(f"run: missing column(s) {missing}; need {list(RUN_COLUMNS)}, "
+                         f"found {list(run.columns)}")
+    dtype = run.dtypes["score"]
+    if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype) \
+            or pd.api.types.is_complex_dtype(dtype):
+        raise InputError(f"run: column 'score' must have a real numeric dtype, got {dtype}")
+    return run[list(RUN_COLUMNS)], partitioned
+
+
+def _judged(qrels: Any, duplicates: str) -> stream.JudgedTopics:
+    """Qrels from a Dask or pandas DataFrame, Parquet, a TREC file or a dict."""
+    if isinstance(qrels, (str, os.PathLike)) and _is_parquet(qrels):
+        qrels = dd.read_parquet(os.fsdecode(os.fspath(qrels)))
+    if isinstance(qrels, dd.DataFrame):
+        qrels = qrels.compute()
+    if isinstance(qrels, pd.DataFrame) and "query_id" not in qrels.columns \
+            and qrels.index.name == "query_id":
+        qrels = qrels.reset_index()
+    return stream.judged_topics(qrels, duplicates)
+
+
+def write_parquet(table: Union[Run, Qrels], path: Union[str, os.PathLike], *,
+                  partition_by_topic: bool = False, rows_per_file: int = DEFAULT_ROWS_PER_FILE,
+                  overwrite: bool = False) -> int:
+    """Write a loaded run or qrels (:func:`cumgain.trec_io.load_run` / ``load_qrels``) to
+    a Parquet folder through Dask; return the number of files written.
+
+    Columns ``query_id, doc_id, score`` (runs) or ``query_id, doc_id, relevance``
+    (qrels); ids as strings, values as float64; each topic's rows in input order.
+
+    * ``partition_by_topic=False``: rows in the table's order (topics by first
+      appearance), ``rows_per_file`` rows per file ``part.<i>.parquet``, no index.
+    * ``partition_by_topic=True``: topics sorted by id (byte order), ``query_id`` written
+      as the index, each file ``part.<i>.parquet`` holding about ``rows_per_file``
+      rows of **whole topics** (a topic never spans two files, so a file that holds a
+      large topic is larger). The files' min/max statistics give Dask the divisions, so
+      :func:`read_run` / :func:`evaluate` use the layout without a shuffle.
+    """
+    if isinstance(table, Run):
+        value_name, values = "score", table.scores
+    elif isinstance(table, Qrels):
+        value_name, values = "relevance", table.relevance
+    else:
+        raise InputError(f"expected a Run or Qrels, got {type(table).__name__}")
+    if isinstance(rows_per_file, bool) or not isinstance(rows_per_file, (int, np.integer)) \
+            or rows_per_file < 1:
+        raise InputError(f"rows_per_file must be a positive integer, got {rows_per_file!r}")
+    target = os.fsdecode(os.fspath(path))
+    if os.path.exists(target) and not overwrite:
+        raise InputError(f"{target} exists; pass overwrite=True to replace it")
+    counts = np.diff(table.offsets)
+    rows = np.arange(len(values))
+    topics = np.array(table.topics, dtype=object)
+    if partition_by_topic:
+        order = np.array(sorted(range(len(topics)), key=table.topics.__getitem__), dtype=np.int64)
+        starts, counts = table.offsets[:-1][order], counts[order]
+        first = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)])[:-1], counts)
+        rows = first + np.arange(counts.sum(), dtype=np.int64)
+        topics = topics[order]
+    frame = pd.DataFrame({"query_id": pd.array(np.repeat(topics, counts).tolist(), dtype=str),
+                          "doc_id": pd.array(table.docnos[rows].tolist(), dtype=str),
+                          value_name: values[rows]})
+    if partition_by_topic:
+        frame = dd.from_pandas(frame.set_index("query_id"), chunksize=rows_per_file)
+    else:
+        frame = dd.from_pandas(frame, chunksize=rows_per_file, sort=False)
+    frame.to_parquet(target, write_index=partition_by_topic, overwrite=overwrite)
+    return frame.npartitions
+
+
+# ---------------------------------------------------------------- partitions
+
+def _normalise_run(frame: pd.DataFrame, keep_order: bool,
+                   partition_info: Optional[dict] = None) -> pd.DataFrame:
+    """Ids as str (as the evaluator reads them), scores as float64, nothing missing;
+    with ``keep_order``, each row's input partition and position."""
+    number = partition_info["number"] if partition_info else 0
+    ids = {}
+    for name in ("query_id", "doc_id"):
+        series = frame[name].reset_index(drop=True)
+        missing = series.isna().to_numpy()
+        if missing.any():
+            raise InputError(f"run partition {number}: {name} is missing at row "
+                             f"{int(np.argmax(missing))} (0-based position in the partition)")
+        ids[name] = series if isinstance(series.dtype, pd.StringDtype) else series.astype(str)
+    scores = frame["score"].to_numpy(dtype=np.float64, na_value=np.nan)
+    if np.isnan(scores).any():
+        row = int(np.argmax(np.isnan(scores)))
+        raise InputError(f"run partition {number}, row {row} (query_id "
+                         f"{ids['query_id'].iloc[row]!r}, doc_id {ids['doc_id'].iloc[row]!r}): "
+                         "score is NaN or missing")
+    columns = {"query_id": ids["query_id"], "doc_id": ids["doc_id"], "score": scores}
+    if keep_order:
+        columns[INPUT_PARTITION] = np.full(len(frame), number, dtype=np.int64)
+        columns[INPUT_ROW] = np.arange(len(frame), dtype=np.int64)
+    return pd.DataFrame(columns)
+
+
+def _partitioned_run(run: Any, partitioned_by_topic: Optional[bool], keep_order: bool) -> tuple:
+    """``(frame, shuffled)``: the normalised run with each topic in one partition."""
+    frame, partitioned = _as_run(run)
+    if partitioned_by_topic is not None:
+        partitioned = bool(partitioned_by_topic)
+    keep_order = keep_order and not partitioned
+    meta = _normalise_run(frame._meta, keep_order)
+    frame = frame.map_partitions(_normalise_run, keep_order, meta=meta)
+    if partitioned:
+        return frame, False
+    if partitioned_by_topic is None:      # the caller did not ask for the shuffle: say so
+        warnings.warn(
+            "the run is not known to be partitioned by topic, so it is shuffled on query_id "
+            "(write it with 'cumgain convert --partition-by-topic', or pass "
+            "partitioned_by_topic=True if each topic is already in one partition)",
+            ShuffleWarning, stacklevel=3)
+    return frame.shuffle("query_id", ignore_index=True), True
+
+
+def _run_by_topic(frame: pd.DataFrame, duplicates: str) -> tuple:
+    """``({topic: {doc: score}}, {topic: rows dropped})`` of one partition, each
+    topic's documents in input order, under the duplicates policy."""
+    if INPUT_ROW in frame.columns:
+        order = np.lexsort((frame[INPUT_ROW].to_numpy(), frame[INPUT_PARTITION].to_numpy()))
+        frame = frame.iloc[order]
+    codes, topics = pd.factorize(frame["query_id"].to_numpy(dtype=object))
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(topics) + 1)).tolist()
+    docs = frame["doc_id"].to_numpy(dtype=object)[order].tolist()
+    scores = frame["score"].to_numpy(dtype=np.float64)[order].tolist()
+    run_by_topic, dropped = {}, {}
+    for t, topic in enumerate(topics.tolist()):
+        a, b = bounds[t], bounds[t + 1]
+        documents = dict(zip(docs[a:b], scores[a:b]))
+        if len(documents) != b - a:
+            documents = {}
+            for doc, score in zip(docs[a:b], scores[a:b]):
+                if doc in documents:
+                    if duplicates == "error":
+                        raise InputError(f"run: duplicate doc_id {doc!r} in query_id {topic!r} "
+                                         "(duplicates='first' keeps the first occurrence)")
+                    dropped[topic] = dropped.get(topic, 0) + 1
+                    continue
+                documents[doc] = score
+        run_by_topic[topic] = documents
+    return run_by_topic, dropped
+
+
+def _results_frame(topics: list, values: np.ndarray, evaluated: np.ndarray,
+                   dropped: np.ndarray, names: list) -> pd.DataFrame:
+    columns = {name: np.ascontiguousarray(values[:, j], dtype=np.float64)
+               for j, name in enumerate(names)}
+    columns[EVALUATED] = np.asarray(evaluated, dtype=bool)
+    columns[DROPPED] = np.asarray(dropped, dtype=np.int64)
+    return pd.DataFrame(columns, index=pd.Index(topics, dtype=str, name="query_id"))
+
+
+def _evaluate_partition(frame: pd.DataFrame, judged: stream.JudgedTopics,
+                        setup: stream.EvaluationSetup) -> pd.DataFrame:
+    """One row per topic of the partition: the measures of the judged topics, and
+    NaN rows flagged not evaluated for topics without judgments."""
+    run_by_topic, dropped = _run_by_topic(frame, setup.duplicates)
+    topics, values = stream.evaluate_piece(run_by_topic, judged, setup)
+    run_only = [topic for topic in run_by_topic if topic not in judged.by_topic]
+    values = np.concatenate([values, np.full((len(run_only), len(setup.names)), np.nan)])
+    index = topics + run_only
+    return _results_frame(index, values, np.arange(len(index)) < len(topics),
+                          np.array([dropped.get(topic, 0) for topic in index]), setup.names)
+
+
+def _check_one_partition_per_topic(topics: pd.Index) -> None:
+    repeated = topics[topics.duplicated()]
+    if len(repeated):
+        raise InputError(
+            f"query_id {repeated[0]!r} has rows in several partitions of the run, which was "
+            "taken as partitioned by topic (partitioned_by_topic=True, or a query_id index "
+            "with divisions); pass partitioned_by_topic=False to shuffle it")
+
+
+def _warn_dropped(results: pd.DataFrame, stacklevel: int) -> None:
+    dropped = results[DROPPED]
+    if dropped.sum():
+        warnings.warn(
+            f"run: dropped {int(dropped.sum())} duplicate (query_id, doc_id) row(s), keeping "
+            f"the first occurrence of each (e.g. in query_id {dropped[dropped > 0].index[0]!r})",
+            DuplicatesDroppedWarning, stacklevel=stacklevel + 1)
+
+
+def _missing_rows(flags: list, judged: stream.JudgedTopics,
+                  setup: stream.EvaluationSetup) -> pd.DataFrame:
+    """The per-topic rows that come from the qrels alone: the missing topics under
+    ``topics="qrels"`` (after checking ``"strict"`` and one partition per topic)."""
+    run_topics = pd.Index([], dtype=str).append([flag.index for flag in flags])
+    _check_one_partition_per_topic(run_topics)
+    _, missing = stream.topic_sets(run_topics, judged, setup)
+    if setup.policies["topics"] != "qrels":
+        missing = ()
+    topics, values = stream.evaluate_missing(list(missing), judged, setup)
+    return _results_frame(topics, values, np.ones(len(topics), dtype=bool),
+                          np.zeros(len(topics), dtype=np.int64), setup.names)[setup.names]
+
+
+# ---------------------------------------------------------------- evaluate
+
+@dataclass
+class DaskEvaluation:
+    """A lazy evaluation: :attr:`per_topic` as a Dask DataFrame, :meth:`compute` for
+    the :class:`~cumgain.Evaluation` (per-topic values and means) that
+    :func:`cumgain.evaluate` would give on the whole run.
+
+    ``shuffled`` says whether the run was shuffled on query_id to partition it by topic.
+    """
+
+    setup: stream.EvaluationSetup
+    shuffled: bool
+    partition_results: Any        # dd.DataFrame: a row per run topic, with the flag columns
+    judged: stream.JudgedTopics
+    judged_task: Any              # the qrels as one dask task, shared by all partitions
+
+    @property
+    def measures(self) -> tuple:
+        return self.setup.measures
+
+    @property
+    def per_topic(self) -> dd.DataFrame:
+        """One row per evaluated topic (index ``query_id``, a column per measure), lazy
+        and in no particular order; under ``topics="qrels"`` it includes the missing
+        topics. ``topics="strict"`` and the one-partition-per-topic check raise when
+        it is computed."""
+        results = self.partition_results
+        names = self.setup.names
+        evaluated = results[results[EVALUATED]][names]
+        extra = dask.delayed(_missing_rows)(results[EVALUATED].to_delayed(), self.judged_task,
+                                            self.setup)
+        meta = _results_frame([], np.zeros((0, len(names))), np.zeros(0, dtype=bool),
+                              np.zeros(0, dtype=np.int64), names)[names]
+        return dd.concat([evaluated, dd.from_delayed([extra], meta=meta, verify_meta=False)])
+
+    def compute(self, **compute_options: Any) -> Evaluation:
+        """Run the evaluation; ``compute_options`` go to ``dask.compute``.
+
+        Returns the :class:`~cumgain.Evaluation` of the whole run: per-topic values
+        bit-identical to :func:`cumgain.evaluate`'s, and means bit-identical too
+        (computed from them in topic order with the evaluator's rule).
+        """
+        (results,) = dask.compute(self.partition_results, **compute_options)
+        _check_one_partition_per_topic(results.index)
+        _warn_dropped(results, stacklevel=2)
+        evaluated = results[results[EVALUATED]]
+        piece = (list(evaluated.index), evaluated[self.setup.names].to_numpy(dtype=np.float64))
+        return stream.combine([piece], results.index, self.judged, self.setup, stacklevel=2)
+
+
+def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
+             relevance_level: float = 1, judged_only: bool = False,
+             depth: Optional[int] = None, topics: str = "both", ties: str = "docno_desc",
+             score_precision: str = "float64", seed: Optional[int] = None,
+             duplicates: str = "error", warn: bool = True,
+             partitioned_by_topic: Optional[bool] = None) -> DaskEvaluation:
+    """Evaluate a Dask run against qrels; lazy until :meth:`DaskEvaluation.compute`.
+
+    ``run``: a Dask DataFrame with columns ``query_id, doc_id, score`` (``query_id``
+    may be the index) or a path / glob of Parquet files. ``qrels``: a Dask or pandas
+    DataFrame ``query_id, doc_id, relevance``, Parquet, a TREC qrels file or a dict.
+    Measures and policies are those of :func:`cumgain.evaluate`, checked here, now.
+    ``partitioned_by_topic``: None (trust a query_id index with known divisions,
+    otherwise shuffle), True (each topic is in one partition: no shuffle; checked when
+    computed), False (always shuffle).
+
+    Example::
+
+        run = dd.from_pandas(pd.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"],
+                                           "score": [0.9, 0.8, 0.1]}), npartitions=1)
+        evaluate({"q1": {"a": 2, "b": 0, "c": 1}}, run, ["P_2"]).compute().means["P_2"]  # 0.5
+    """
+    if partitioned_by_topic not in (None, True, False):
+        raise InputError(f"partitioned_by_topic must be None, True or False, "
+                         f"got {partitioned_by_topic!r}")
+    setup = stream.prepare(measures, relevance_level=relevance_level, judged_only=judged_only,
+                           depth=depth, topics=topics, ties=ties,
+                           score_precision=score_precision, seed=seed, duplicates=duplicates,
+                           warn=warn)
+    keep_order = ties in ORDER_SENSITIVE_TIES or duplicates == "first"
+    frame, shuffled = _partitioned_run(run, partitioned_by_topic, keep_order)
+    judged = _judged(qrels, duplicates)
+    judged_task = dask.delayed(judged, pure=False, traverse=False)
+    meta = _results_frame([], np.zeros((0, len(setup.names))), np.zeros(0, dtype=bool),
+                          np.zeros(0, dtype=np.int64), setup.names)
+    results = frame.map_partitions(_evaluate_partition, judged_task, setup, meta=meta,
+                                   enforce_metadata=False, align_dataframes=False)
+    return DaskEvaluation(setup=setup, shuffled=shuffled, partition_results=results,
+                          judged=judged, judged_task=judged_task)
+
+
+# ---------------------------------------------------------------- averaged vectors
+
+@dataclass(frozen=True)
+class AveragedVectors:
+    """Averaged Jarvelin & Kekalainen vectors over the evaluated topics, ranks 1..depth.
+
+    ``cg``, ``dcg``, ``ideal_cg``, ``ideal_dcg``: avg-vect (eq. 3) of each topic's
+    vector; ``ncg``, ``ndcg``: normalise each topic, then average
+    (``avg_norm_vect(order="normalise_then_average")``), over ``ncg_counts`` /
+    ``ndcg_counts`` topics per rank (fewer than ``n_topics`` only where
+    ``zero_ideal=nan`` leaves topics out). ``shuffled`` as in :class:`DaskEvaluation`.
+    """
+
+    cg: np.ndarray
+    dcg: np.ndarray
+    ideal_cg: np.ndarray
+    ideal_dcg: np.ndarray
+    ncg: np.ndarray
+    ndcg: np.ndarray
+    ncg_counts: np.ndarray
+    ndcg_counts: np.ndarray
+    n_topics: int
+    shuffled: bool
+
+    def average_then_normalise(self, kind: str = "ndcg", zero_ideal: float = 0.0) -> np.ndarray:
+        """The paper's other order: norm-vect(avg-vect(V), avg-vect(ideal V)), for
+        ``kind`` "ncg" or "ndcg"."""
+        if kind not in ("ncg", "ndcg"):
+            raise InputError(f"kind must be 'ncg' or 'ndcg', got {kind!r}")
+        values, ideal = (self.cg, self.ideal_cg) if kind == "ncg" else (self.dcg, self.ideal_dcg)
+        return norm_vect(values, ideal, zero_ideal=zero_ideal)
+
+
+@dataclass(frozen=True)
+class _VectorSpec:
+    depth: int
+    gains: Any
+    discount: str
+    base: float
+    zero_ideal: float
+
+
+def _gains_parameter(gains: Any) -> str:
+    if isinstance(gains, str):
+        gain_mapping(gains)
+        return f"gains={gains.strip()}"
+    if isinstance(gains, dict):
+        gain_mapping(gains)               # checks the entries
+        return "gains={" + ",".join(f"{float(level)!r}:{float(gain)!r}"
+                                    for level, gain in sorted(gains.items())) + "}"
+    raise InputError(f"gains must be a scheme name or a {{level: gain}} dict, got {gains!r}")
+
+
+def _vector_spellings(spec: _VectorSpec) -> list:
+    """CG@1..n and DCG@1..n: the engine's values by rank are the CG and DCG vectors
+    (each ``X@i`` is the running sum of the vector API up to rank i)."""
+    gains = "" if spec.gains is None else _gains_parameter(spec.gains)
+    discount = f"discount={spec.discount}, base={spec.base!r}"
+    cg_names = [f"CG@{i}({gains})" if gains else f"CG@{i}" for i in range(1, spec.depth + 1)]
+    dcg_names = [f"DCG@{i}({discount}{', ' + gains if gains else ''})"
+                 for i in range(1, spec.depth + 1)]
+    return cg_names + dcg_names
+
+
+def _vector_sums(topics: list, values: np.ndarray, judged: stream.JudgedTopics,
+                 spec: _VectorSpec) -> dict:
+    """Per curve, the sum over these topics by rank and the number of topics summed."""
+    n = spec.depth
+    mapping = gain_mapping("identity" if spec.gains is None else spec.gains)
+    judged_gains = [mapping(list(judged.by_topic[topic].values())) for topic in topics]
+    ideal = ideal_gains(judged_gains, n) if topics else np.zeros((0, n))
+    curves = {"cg": values[:, :n], "dcg": values[:, n:2 * n]}
+    curves["ideal_cg"] = cg_vectors(ideal, n) if topics else np.zeros((0, n))
+    curves["ideal_dcg"] = dcg_vectors(ideal, n, discount=spec.discount, base=spec.base) \
+        if topics else np.zeros((0, n))
+    if topics:
+        curves["ncg"] = norm_vect(curves["cg"], curves["ideal_cg"], zero_ideal=spec.zero_ideal)
+        curves["ndcg"] = norm_vect(curves["dcg"], curves["ideal_dcg"],
+                                   zero_ideal=spec.zero_ideal)
+    else:
+        curves["ncg"] = curves["ndcg"] = np.zeros((0, n))
+    sums = {}
+    for name in CURVES:
+        matrix = np.asarray(curves[name], dtype=np.float64).reshape(len(topics), n)
+        present = ~np.isnan(matrix)
+        sums[name] = (np.where(present, matrix, 0.0).sum(axis=0), present.sum(axis=0))
+    return sums
+
+
+def _vector_partition(frame: pd.DataFrame, judged: stream.JudgedTopics,
+                      setup: stream.EvaluationSetup, spec: _VectorSpec) -> tuple:
+    run_by_topic, dropped = _run_by_topic(frame, setup.duplicates)
+    topics, values = stream.evaluate_piece(run_by_topic, judged, setup)
+    return list(run_by_topic), _vector_sums(topics, values, judged, spec), \
+        sum(dropped.values())
+
+
+def average_vectors(qrels: Any, run: Any, depth: int, *, gains: Any = None,
+                    discount: str = "tois", base: float = 2.0, zero_ideal: float = 0.0,
+                    relevance_level: float = 1, judged_only: bool = False,
+                    topics: str = "both", ties: str = "docno_desc",
+                    score_precision: str = "float64", seed: Optional[int] = None,
+                    duplicates: str = "error", warn: bool = True,
+                    partitioned_by_topic: Optional[bool] = None,
+                    **compute_options: Any) -> AveragedVectors:
+    """The averaged CG, DCG, ideal and normalised vectors to rank ``depth``, over the
+    topics :func:`evaluate` would evaluate, computed as a reduction (see the module
+    docstring for the floating-point bound against :func:`cumgain.vectors.avg_vect`).
+
+    ``gains``: None (gain = level), a scheme ("0-1-10-100", "exponential") or a
+    ``{level: gain}`` dict; ``discount`` / ``base``: as in :func:`cumgain.dcg` (default
+    the TOIS rule, b = 2); ``zero_ideal``: the normalised value where the ideal is 0
+    (``nan`` leaves such topics out of that rank's average). Ranking policies as in
+    :func:`evaluate`. Each topic's vectors come from the engine's ``CG@i`` / ``DCG@i``
+    for i = 1..depth, which costs O(depth^2) per topic: fine for the paper's depths
+    (tens to hundreds), slow for thousands.
+    """
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
+        raise InputError(f"depth must be a positive integer, got {depth!r}")
+    if discount not in DISCOUNT_NAMES:
+        raise InputError(f"discount must be one of {DISCOUNT_NAMES}, got {discount!r}")
+    if isinstance(zero_ideal, bool) or not isinstance(zero_ideal, (int, float)):
+        raise InputError(f"zero_ideal must be a number (0.0 or nan), got {zero_ideal!r}")
+    if isinstance(base, bool) or not isinstance(base, (int, float)):
+        raise InputError(f"base must be a number > 1, got {base!r}")
+    spec = _VectorSpec(int(depth), gains, discount, float(base), float(zero_ideal))
+    setup = stream.prepare(_vector_spellings(spec), relevance_level=relevance_level,
+                           judged_only=judged_only, topics=topics, ties=ties,
+                           score_precision=score_precision, seed=seed, duplicates=duplicates,
+                           warn=warn)
+    keep_order = ties in ORDER_SENSITIVE_TIES or duplicates == "first"
+    frame, shuffled = _partitioned_run(run, partitioned_by_topic, keep_order)
+    judged = _judged(qrels, duplicates)
+    judged_task = dask.delayed(judged, pure=False, traverse=False)
+    parts = [dask.delayed(_vector_partition)(part, judged_task, setup, spec)
+             for part in frame.to_delayed()]
+    partials = dask.compute(*parts, **compute_options)
+
+    run_topics = pd.Index([], dtype=str).append([pd.Index(p[0], dtype=str) for p in partials])
+    _check_one_partition_per_topic(run_topics)
+    dropped = sum(p[2] for p in partials)
+    if dropped:
+        warnings.warn(f"run: dropped {dropped} duplicate (query_id, doc_id) row(s), keeping "
+                      "the first occurrence of each", DuplicatesDroppedWarning, stacklevel=2)
+    run_only, missing = stream.topic_sets(run_topics, judged, setup)
+    sums = [p[1] for p in partials]
+    n_topics = len(run_topics) - len(run_only)
+    if topics == "qrels" and missing:
+        missing_topics, values = stream.evaluate_missing(list(missing), judged, setup)
+        sums.append(_vector_sums(missing_topics, values, judged, spec))
+        n_topics += len(missing)
+    if warn and (run_only or missing or judged.empty):
+        warnings.warn(stream.topics_warning(run_only, missing, judged.empty, topics),
+                      TopicsWarning, stacklevel=2)
+    totals = {}
+    for name in CURVES:
+        total = np.zeros(spec.depth)
+        count = np.zeros(spec.depth, dtype=np.int64)
+        for partial in sums:
+            total = total + partial[name][0]
+            count = count + partial[name][1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            totals[name] = (np.where(count > 0, total / np.maximum(count, 1), np.nan), count)
+    return AveragedVectors(
+        cg=totals["cg"][0], dcg=totals["dcg"][0], ideal_cg=totals["ideal_cg"][0],
+        ideal_dcg=totals["ideal_dcg"][0], ncg=totals["ncg"][0], ndcg=totals["ndcg"][0],
+        ncg_counts=totals["ncg"][1], ndcg_counts=totals["ndcg"][1], n_topics=n_topics,
+        shuffled=shuffled)

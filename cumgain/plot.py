@@ -1,0 +1,179 @@
+"""Gain-by-rank plots of :class:`cumgain.curves.Curves`, as in Figures 1-4 of the TOIS article.
+
+One figure per measure (:func:`plot_curves`): one line per run, the ideal curve
+dashed, ranks on the x axis, a legend with the run names, and the gain scheme and
+discount base in the title; or the four measures in a 2 x 2 grid (:func:`plot_grid`)
+with one legend below the panels.
+For CG and DCG a dotted vertical line marks the stopping rank (where the ideal curve
+turns horizontal) when it falls inside the plot.
+
+matplotlib (>= 3.7) is an optional dependency (``pip install "cumgain[plot]"``), imported only
+when a figure is drawn; the figures use matplotlib's object API (a
+:class:`matplotlib.figure.Figure` on an Agg canvas), never pyplot's global state, so
+they are safe in scripts, servers and threads. The output format follows the file
+extension: ``.png``, ``.svg`` or ``.pdf``. A PNG is ``size`` x ``dpi`` pixels
+(6.4 x 4.8 inches at 100 dpi: 640 x 480).
+"""
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence, Union
+
+from cumgain.curves import IDEAL, MEASURES, Curves, stopping_rank
+from cumgain.exceptions import InputError
+
+FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+FIGURE_SIZE = (6.4, 4.8)        # inches, one measure
+GRID_SIZE = (11.0, 8.5)         # inches, the 2 x 2 grid
+DPI = 100
+MARKERS = ("o", "s", "^", "D", "v", "x", "+", "*", "<", ">")
+ORDER_LABELS = {"normalise_then_average": "normalised per topic, then averaged",
+                "average_then_normalise": "averaged, then normalised"}
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _matplotlib():
+    """The Figure class and the Agg canvas, or an ImportError that says what to install."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError("plotting needs matplotlib: pip install matplotlib "
+                          "(or pip install 'cumgain[plot]')") from None
+    return Figure, FigureCanvasAgg
+
+
+def output_format(path: PathLike) -> str:
+    """``"png"``, ``"svg"`` or ``"pdf"``, from the file extension of ``path``."""
+    suffix = Path(os.fspath(path)).suffix.lower()
+    if suffix not in FORMATS:
+        raise InputError(f"{os.fspath(path)}: unknown plot format {suffix or '(no extension)'!r};"
+                         f" use one of {', '.join(FORMATS)}")
+    return FORMATS[suffix]
+
+
+def _check_size(size: Any, dpi: Any) -> tuple[tuple[float, float], float]:
+    try:
+        width, height = (float(value) for value in size)
+    except (TypeError, ValueError):
+        raise InputError(f"size must be (width, height) in inches, got {size!r}") from None
+    if not all(math.isfinite(v) and v > 0 for v in (width, height)):
+        raise InputError(f"size must be two positive numbers of inches, got {size!r}")
+    if isinstance(dpi, bool) or not isinstance(dpi, (int, float)) or not math.isfinite(dpi) \
+            or dpi <= 0:
+        raise InputError(f"dpi must be a positive number, got {dpi!r}")
+    return (width, height), float(dpi)
+
+
+def _title(curves: Curves, with_scheme: bool) -> str:
+    title = curves.measure
+    if curves.order is not None:
+        title += f" ({ORDER_LABELS[curves.order]})"
+    if with_scheme:
+        title += f"\n{curves.scheme}; {len(curves.topics)} topics"
+    return title
+
+
+def draw(ax: Any, curves: Curves, *, legend: bool = True) -> None:
+    """Draw the curves onto a matplotlib Axes: one line per run, the ideal dashed."""
+    n = curves.depth
+    every = max(1, n // 10)
+    for i, (name, values) in enumerate(curves.runs.items()):
+        ax.plot(curves.ranks, values, label=name, linewidth=1.4,
+                marker=MARKERS[i % len(MARKERS)], markevery=every, markersize=4)
+    ax.plot(curves.ranks, curves.ideal, label=IDEAL, color="black", linestyle="--",
+            linewidth=1.6)
+    if not curves.normalised:
+        stop = stopping_rank(curves)
+        if 0 < stop < n:
+            ax.axvline(stop, color="0.55", linestyle=":", linewidth=1.0,
+                       label=f"ideal horizontal from rank {stop}")
+    ax.set_xlim(0, n)
+    top = max([float(curves.ideal.max(initial=0.0))]
+              + [float(values.max(initial=0.0)) for values in curves.runs.values()])
+    if curves.normalised:
+        ax.set_ylim(0, 1.05)
+    else:
+        ax.set_ylim(0, top * 1.05 if top > 0 else 1.0)
+    ax.set_xlabel("rank")
+    ax.set_ylabel(curves.measure)
+    ax.grid(alpha=0.3)
+    if legend:
+        ax.legend(fontsize="small")
+
+
+def save(figure: Any, path: PathLike, *, dpi: Optional[float] = None) -> Path:
+    """Write a figure to ``path`` in the format of its extension (png, svg, pdf)."""
+    fmt = output_format(path)
+    figure.savefig(os.fspath(path), format=fmt, dpi=dpi if dpi is not None else figure.dpi)
+    return Path(os.fspath(path))
+
+
+def plot_curves(curves: Curves, path: Optional[PathLike] = None, *,
+                size: Sequence[float] = FIGURE_SIZE, dpi: float = DPI,
+                title: Optional[str] = None) -> Any:
+    """One figure of one measure's curves; written to ``path`` if given. Returns the
+    :class:`matplotlib.figure.Figure`."""
+    if not isinstance(curves, Curves):
+        raise InputError(f"plot_curves takes a Curves object, got {type(curves).__name__}")
+    if path is not None:
+        output_format(path)
+    (width, height), dpi = _check_size(size, dpi)
+    Figure, FigureCanvasAgg = _matplotlib()
+    figure = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
+    FigureCanvasAgg(figure)
+    ax = figure.add_subplot()
+    draw(ax, curves)
+    ax.set_title(title if title is not None else _title(curves, with_scheme=True),
+                 fontsize="medium")
+    if path is not None:
+        save(figure, path, dpi=dpi)
+    return figure
+
+
+def plot_grid(curves_by_measure: Union[Mapping[str, Curves], Sequence[Curves]],
+              path: Optional[PathLike] = None, *, size: Sequence[float] = GRID_SIZE,
+              dpi: float = DPI, title: Optional[str] = None) -> Any:
+    """CG, DCG, nCG and nDCG (those given) in a 2 x 2 grid, in that order; written to
+    ``path`` if given. The curves must share the gain scheme and the topics."""
+    members = list(curves_by_measure.values()) if isinstance(curves_by_measure, Mapping) \
+        else list(curves_by_measure)
+    if not members or not all(isinstance(c, Curves) for c in members):
+        raise InputError("plot_grid takes Curves objects (one per measure, at least one)")
+    by_measure = {c.measure: c for c in members}
+    if len(by_measure) != len(members):
+        raise InputError("plot_grid takes at most one Curves object per measure")
+    first = members[0]
+    for other in members[1:]:
+        if other.gains != first.gains or other.topics != first.topics \
+                or list(other.runs) != list(first.runs):
+            raise InputError("the curves of a grid must share the gain scheme, the topics "
+                             "and the runs")
+    if path is not None:
+        output_format(path)
+    (width, height), dpi = _check_size(size, dpi)
+    Figure, FigureCanvasAgg = _matplotlib()
+    figure = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(2, 2).reshape(-1)
+    legend: dict = {}                   # label -> line, over all panels, in order
+    for ax, measure in zip(axes, MEASURES):
+        if measure not in by_measure:
+            ax.set_axis_off()
+            continue
+        draw(ax, by_measure[measure], legend=False)
+        ax.set_title(_title(by_measure[measure], with_scheme=False), fontsize="medium")
+        for line in ax.get_lines():
+            legend.setdefault(line.get_label(), line)
+    figure.legend(list(legend.values()), list(legend), loc="outside lower center",
+                  ncols=min(len(legend), 6), fontsize="small")
+    discounted = [c for c in members if c.discount != "none"]
+    scheme = discounted[0].scheme if discounted else first.scheme
+    figure.suptitle(title if title is not None
+                    else f"Gain by rank: {scheme}; {len(first.topics)} topics")
+    if path is not None:
+        save(figure, path, dpi=dpi)
+    return figure

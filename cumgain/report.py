@@ -1,0 +1,409 @@
+"""Comparison reports: the paper's Table 2 for any set of runs, and more.
+
+Each function takes the rows of a report, one :class:`~cumgain.stats.Comparison` per
+row (typically a measure under a gain scheme, as the paper's "nCG (0-1-10-100)"): a
+``{label: Comparison}`` dict, a list of ``(label, Comparison)`` pairs, or one Comparison
+(labelled by its measure). Every row must compare the same runs in the same order.
+
+* :func:`significance_table`, the paper's Table 2 layout: rows = measure x gain scheme,
+  columns = runs (cells = mean over topics), last column = which runs are significantly
+  better than which, e.g. ``D, E > A **``: ``**`` p < 0.01, ``*`` p < 0.05 after the
+  comparison's correction (and, for a protected comparison, only when the omnibus test is
+  significant at the same level).
+* :func:`baseline_table`: the baseline first, then every other run with a superscript
+  marker when it differs significantly from the baseline: ``+`` better, ``-`` worse,
+  followed by the stars (``0.343^{+**}``).
+* :func:`pairwise_table`: one line per row and pair with every number of the pair
+  (statistic, p, corrected p, means, differences, practical significance, CI).
+
+Each returns a :class:`Report`, which renders as markdown (:meth:`Report.to_markdown`),
+LaTeX with booktabs rules (:meth:`Report.to_latex`), CSV (:meth:`Report.to_csv`, full
+precision, markers in their own ``<run> sig`` columns, omnibus results as columns) or a
+pandas DataFrame with the CSV's columns (:meth:`Report.to_dataframe`).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence, Union
+
+from cumgain.exceptions import InputError
+from cumgain.stats import SINGLE_STEP, Comparison
+
+FORMATS = ("md", "latex", "csv")
+SIGNIFICANCE_LEVELS = ((0.01, "**"), (0.05, "*"))   # strictest first
+
+TEST_NAMES = {
+    "friedman": "Friedman test",
+    "anova": "repeated-measures ANOVA",
+    "ttest": "paired t-test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+    "randomization": "paired randomization test",
+}
+POSTHOC_NAMES = {"conover": "Conover's post-hoc comparisons",
+                 "nemenyi": "Nemenyi's post-hoc comparisons", "tukey": "Tukey's HSD"}
+CORRECTION_NAMES = {"holm": "Holm's correction", "bonferroni": "Bonferroni correction",
+                    "bh": "Benjamini-Hochberg correction", "none": "no correction",
+                    SINGLE_STEP: "single-step studentized range p-values"}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: a number (``style`` "fixed": the report's decimals; "general": 3
+    significant digits, for p-values) or text, and an optional superscript ``marker``."""
+
+    value: Union[float, str, None]
+    marker: str = ""
+    style: str = "fixed"
+
+
+@dataclass(frozen=True)
+class Report:
+    """A rendered-on-demand table: ``rows`` of ``(label, cells, extras)``; ``columns`` are
+    shown in every format, ``extra_columns`` (machine-readable details such as the omnibus
+    statistic) only in CSV and the DataFrame; ``notes`` are the legend."""
+
+    index_name: str
+    columns: tuple
+    rows: tuple
+    notes: tuple = ()
+    extra_columns: tuple = ()
+    digits: int = 3
+
+    # ---------------------------------------------------------------- text cells
+    def _text(self, cell: Cell) -> str:
+        value = cell.value
+        if value is None:
+            return ""
+        if isinstance(value, str):
+            return value
+        if math.isnan(value):
+            return "nan"
+        if cell.style == "general":
+            return f"{value:.3g}"
+        return f"{value:.{self.digits}f}"
+
+    def to_markdown(self) -> str:
+        """A GitHub-flavoured markdown table, then the legend as a list."""
+        def escape(text: str) -> str:
+            return text.replace("|", "\\|").replace("*", "\\*")
+
+        header = [escape(self.index_name)] + [escape(c) for c in self.columns]
+        body = []
+        for label, cells, _ in self.rows:
+            line = [escape(label)]
+            for cell in cells:
+                text = escape(self._text(cell))
+                line.append(text + (f"<sup>{escape(cell.marker)}</sup>" if cell.marker else ""))
+            body.append(line)
+        widths = [max(len(row[i]) for row in [header] + body) for i in range(len(header))]
+        numeric = [False] + [all(isinstance(cells[i].value, (int, float)) or cells[i].value
+                                 is None for _, cells, _ in self.rows)
+                             for i in range(len(self.columns))]
+
+        def line(cells: list) -> str:
+            padded = [cell.rjust(width) if right else cell.ljust(width)
+                      for cell, width, right in zip(cells, widths, numeric)]
+            return "| " + " | ".join(padded) + " |"
+        rule = "|" + "|".join(("-" * (width + 1) + ":") if right else (":" + "-" * (width + 1))
+                              for width, right in zip(widths, numeric)) + "|"
+        lines = [line(header), rule] + [line(row) for row in body]
+        if self.notes:
+            lines.append("")
+            lines.extend(f"- {escape(note)}" for note in self.notes)
+        return "\n".join(lines) + "\n"
+
+    def to_latex(self) -> str:
+        """A booktabs ``tabular`` (needs ``\\usepackage{booktabs}``); the legend follows as
+        LaTeX comments, to paste into a caption."""
+        def cell_text(cell: Cell) -> str:
+            text = _latex_escape(self._text(cell))
+            return text + (f"$^{{{cell.marker}}}$" if cell.marker else "")
+
+        numeric = [all(isinstance(cells[i].value, (int, float)) or cells[i].value is None
+                       for _, cells, _ in self.rows) for i in range(len(self.columns))]
+        spec = "l" + "".join("r" if right else "l" for right in numeric)
+        lines = [f"\\begin{{tabular}}{{{spec}}}", "\\toprule",
+                 " & ".join([_latex_escape(self.index_name)]
+                            + [_latex_escape(c) for c in self.columns]) + " \\\\",
+                 "\\midrule"]
+        for label, cells, _ in self.rows:
+            lines.append(" & ".join([_latex_escape(label)] + [cell_text(c) for c in cells])
+                         + " \\\\")
+        lines += ["\\bottomrule", "\\end{tabular}"]
+        lines.extend(f"% {note}" for note in self.notes)
+        return "\n".join(lines) + "\n"
+
+    # ---------------------------------------------------------------- data
+    def _records(self) -> tuple:
+        """The CSV / DataFrame header and rows: values at full precision, markers in a
+        ``<column> sig`` column after each column that has any."""
+        marked = [any(cells[i].marker for _, cells, _ in self.rows)
+                  for i in range(len(self.columns))]
+        header = [self.index_name]
+        for column, has_marker in zip(self.columns, marked):
+            header.append(column)
+            if has_marker:
+                header.append(f"{column} sig")
+        header.extend(self.extra_columns)
+        records = []
+        for label, cells, extras in self.rows:
+            record = [label]
+            for cell, has_marker in zip(cells, marked):
+                record.append(cell.value)
+                if has_marker:
+                    record.append(cell.marker)
+            record.extend(extras)
+            records.append(record)
+        return header, records
+
+    def to_csv(self) -> str:
+        """Comma-separated, full float64 precision (``repr``), empty for a missing value."""
+        header, records = self._records()
+        stream = io.StringIO()
+        writer = csv.writer(stream, lineterminator="\n")
+        writer.writerow(header)
+        for record in records:
+            writer.writerow(["" if value is None else repr(float(value))
+                             if isinstance(value, float) else value for value in record])
+        return stream.getvalue()
+
+    def to_dataframe(self):
+        """A pandas DataFrame with the CSV's columns, indexed by the row labels (needs pandas)."""
+        import pandas as pd
+
+        header, records = self._records()
+        frame = pd.DataFrame(records, columns=header)
+        return frame.set_index(self.index_name)
+
+    def render(self, fmt: str) -> str:
+        """The report as text in ``fmt``: one of :data:`FORMATS`."""
+        if fmt == "md":
+            return self.to_markdown()
+        if fmt == "latex":
+            return self.to_latex()
+        if fmt == "csv":
+            return self.to_csv()
+        raise InputError(f"format must be one of {FORMATS}, got {fmt!r}")
+
+
+_LATEX_SPECIAL = {"\\": "\\textbackslash{}", "&": "\\&", "%": "\\%", "$": "\\$", "#": "\\#",
+                  "_": "\\_", "{": "\\{", "}": "\\}", "~": "\\textasciitilde{}",
+                  "^": "\\textasciicircum{}", ">": "$>$", "<": "$<$"}
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(char, char) for char in text)
+
+
+# ============================================================== rows and marks
+
+def _row_list(rows: Any) -> list:
+    """``[(label, Comparison)]`` from a Comparison, a dict or a list of pairs; same runs."""
+    if isinstance(rows, Comparison):
+        rows = [(rows.measure or "score", rows)]
+    elif isinstance(rows, dict):
+        rows = list(rows.items())
+    else:
+        rows = list(rows)
+    if not rows:
+        raise InputError("a report needs at least one comparison")
+    for entry in rows:
+        if not (isinstance(entry, tuple) and len(entry) == 2
+                and isinstance(entry[1], Comparison)):
+            raise InputError("report rows must be (label, Comparison) pairs, a "
+                             "{label: Comparison} dict or one Comparison")
+    runs = rows[0][1].runs
+    for label, comparison in rows:
+        if comparison.runs != runs:
+            raise InputError(f"row {label!r} compares runs {list(comparison.runs)}, "
+                             f"the first row {list(runs)}; every row must compare the same "
+                             "runs in the same order")
+    return [(str(label), comparison) for label, comparison in rows]
+
+
+def _check_levels(levels: Sequence) -> tuple:
+    levels = tuple(sorted(((float(alpha), str(mark)) for alpha, mark in levels)))
+    if not levels or any(not 0 < alpha < 1 for alpha, _ in levels):
+        raise InputError(f"significance levels must be (alpha, mark) pairs with 0 < alpha < 1, "
+                         f"got {levels!r}")
+    return levels
+
+
+def pair_marks(comparison: Comparison, levels: Sequence = SIGNIFICANCE_LEVELS) -> dict:
+    """``{(winner, loser): mark}`` for every pair significant at some level, with the mark
+    of the strictest level it passes (:meth:`Comparison.significant`, which applies the
+    correction and the omnibus gate)."""
+    marks = {}
+    for alpha, mark in _check_levels(levels):
+        for result in comparison.significant(alpha):
+            marks.setdefault((result.winner, result.loser), mark)
+    return marks
+
+
+def significance_text(comparison: Comparison, levels: Sequence = SIGNIFICANCE_LEVELS) -> str:
+    """The paper's last column: ``"D, E > A **; D > B *"``.
+
+    Each significant pair appears once, with the mark of the strictest level it passes;
+    runs beating the same runs at the same level are listed together. Groups with
+    stricter marks come first, then by the run order of their first loser.
+    """
+    levels = _check_levels(levels)
+    order = {run: i for i, run in enumerate(comparison.runs)}
+    strictness = {mark: i for i, (_, mark) in enumerate(levels)}
+    winners_of = {}                      # (loser, mark) -> winners
+    for (winner, loser), mark in pair_marks(comparison, levels).items():
+        winners_of.setdefault((loser, mark), []).append(winner)
+    losers_of = {}                       # (winners, mark) -> losers
+    for (loser, mark), winners in winners_of.items():
+        key = (tuple(sorted(winners, key=order.get)), mark)
+        losers_of.setdefault(key, []).append(loser)
+    groups = sorted(losers_of.items(), key=lambda item: (
+        strictness[item[0][1]], min(order[loser] for loser in item[1]),
+        order[item[0][0][0]]))
+    return "; ".join(
+        f"{', '.join(winners)} > {', '.join(sorted(losers, key=order.get))} {mark}"
+        for (winners, mark), losers in groups)
+
+
+def _method_note(comparison: Comparison) -> str:
+    text = TEST_NAMES[comparison.test]
+    if comparison.posthoc:
+        text += f", {POSTHOC_NAMES[comparison.posthoc]}"
+    text += f", {CORRECTION_NAMES[comparison.correction]}"
+    if comparison.protected and comparison.omnibus is not None:
+        text += "; a pair is marked only if the omnibus test is significant at the same level"
+    return text
+
+
+def _omnibus_note(label: str, comparison: Comparison) -> Optional[str]:
+    omnibus = comparison.omnibus
+    if omnibus is None:
+        return None
+    df = ", ".join(f"{value:g}" for value in omnibus.df)
+    symbol = "chi2" if omnibus.test == "friedman" else "F"
+    return (f"{label}: {TEST_NAMES[omnibus.test]}, {symbol}({df}) = {omnibus.statistic:.3f}, "
+            f"p = {omnibus.p_value:.3g}, {omnibus.n_topics} topics")
+
+
+def _notes(rows: list, levels: tuple, extra: Sequence[str] = ()) -> tuple:
+    marks = ", ".join(f"{mark} p < {alpha:g}" for alpha, mark in reversed(levels))
+    methods = []
+    for _, comparison in rows:
+        note = _method_note(comparison)
+        if note not in methods:
+            methods.append(note)
+    notes = [f"{marks}: {method}" for method in methods]
+    notes.extend(extra)
+    notes.extend(note for note in (_omnibus_note(label, c) for label, c in rows) if note)
+    counts = {len(c.table.topics) for _, c in rows}
+    if all(c.omnibus is None for _, c in rows):
+        notes.append(f"topics per row: {', '.join(str(n) for n in sorted(counts))}")
+    for label, comparison in rows:
+        for run, topics in comparison.table.dropped.items():
+            notes.append(f"{label}: {run}: {len(topics)} topics not covered by every run left "
+                         "out")
+    return tuple(notes)
+
+
+def _omnibus_extras(comparison: Comparison) -> list:
+    omnibus = comparison.omnibus
+    name = comparison.test + (f"+{comparison.posthoc}" if comparison.posthoc else "")
+    if omnibus is None:
+        return [name, comparison.correction, None, None, len(comparison.table.topics)]
+    return [name, comparison.correction, omnibus.statistic, omnibus.p_value, omnibus.n_topics]
+
+
+_OMNIBUS_COLUMNS = ("test", "correction", "statistic", "p_value", "topics")
+
+
+# ============================================================== the layouts
+
+def significance_table(rows: Any, *, digits: int = 3,
+                       levels: Sequence = SIGNIFICANCE_LEVELS) -> Report:
+    """The paper's Table 2: rows = comparisons (measure x gain scheme), columns = runs with
+    the mean over topics, and a last column saying which runs are significantly better than
+    which (:func:`significance_text`)."""
+    row_list = _row_list(rows)
+    levels = _check_levels(levels)
+    runs = row_list[0][1].runs
+    body = []
+    for label, comparison in row_list:
+        means = comparison.means
+        cells = tuple(Cell(means[run]) for run in runs) + \
+            (Cell(significance_text(comparison, levels)),)
+        body.append((label, cells, tuple(_omnibus_extras(comparison))))
+    return Report("measure", tuple(runs) + ("significance",), tuple(body),
+                  _notes(row_list, levels), _OMNIBUS_COLUMNS, _check_digits(digits))
+
+
+def baseline_table(rows: Any, baseline: str, *, digits: int = 3,
+                   levels: Sequence = SIGNIFICANCE_LEVELS) -> Report:
+    """The baseline's mean first, then each other run's mean with a superscript marker when
+    it differs significantly from the baseline: ``+`` (better) or ``-`` (worse) and the stars
+    of the strictest level passed. Works on all-pairs comparisons and on comparisons made
+    with ``baseline=`` (then the correction family is only the runs against the baseline)."""
+    row_list = _row_list(rows)
+    levels = _check_levels(levels)
+    runs = row_list[0][1].runs
+    if baseline not in runs:
+        raise InputError(f"baseline {baseline!r} is not one of the runs {list(runs)}")
+    systems = [run for run in runs if run != baseline]
+    body = []
+    for label, comparison in row_list:
+        means = comparison.means
+        marks = pair_marks(comparison, levels)
+        cells = [Cell(means[baseline])]
+        for run in systems:
+            comparison.pair(run, baseline)          # the pair must be in the comparison
+            if (run, baseline) in marks:
+                marker = "+" + marks[(run, baseline)]
+            elif (baseline, run) in marks:
+                marker = "-" + marks[(baseline, run)]
+            else:
+                marker = ""
+            cells.append(Cell(means[run], marker))
+        body.append((label, tuple(cells), tuple(_omnibus_extras(comparison))))
+    legend = (f"+ / -: significantly better / worse than the baseline {baseline}",)
+    return Report("measure", (baseline, *systems), tuple(body),
+                  _notes(row_list, levels, legend), _OMNIBUS_COLUMNS, _check_digits(digits))
+
+
+_PAIR_COLUMNS = ("run_a", "run_b", "test", "statistic", "p_value", "p_corrected", "mean_a",
+                 "mean_b", "mean_difference", "relative_difference_%", "practical",
+                 "direction", "significance")
+
+
+def pairwise_table(rows: Any, *, digits: int = 4,
+                   levels: Sequence = SIGNIFICANCE_LEVELS) -> Report:
+    """One line per comparison and pair with every number of the pair; with bootstrap CIs
+    when the comparisons have them (``ci_low``, ``ci_high``)."""
+    row_list = _row_list(rows)
+    levels = _check_levels(levels)
+    with_ci = any(result.ci is not None for _, c in row_list for result in c.pairs)
+    columns = _PAIR_COLUMNS + (("ci_low", "ci_high") if with_ci else ())
+    body = []
+    for label, comparison in row_list:
+        marks = pair_marks(comparison, levels)
+        for result in comparison.pairs:
+            mark = marks.get((result.winner, result.loser), "")
+            cells = [Cell(result.run_a), Cell(result.run_b), Cell(result.test),
+                     Cell(result.statistic), Cell(result.p_value, style="general"),
+                     Cell(result.p_corrected, style="general"), Cell(result.mean_a),
+                     Cell(result.mean_b), Cell(result.mean_difference),
+                     Cell(result.relative_difference, style="general"), Cell(result.practical),
+                     Cell(result.direction), Cell(mark)]
+            if with_ci:
+                ci = result.ci
+                cells += [Cell(ci.low if ci else None), Cell(ci.high if ci else None)]
+            body.append((label, tuple(cells), ()))
+    return Report("measure", columns, tuple(body), _notes(row_list, levels), (),
+                  _check_digits(digits))
+
+
+def _check_digits(digits: Any) -> int:
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 17:
+        raise InputError(f"digits must be an integer from 0 to 17, got {digits!r}")
+    return digits

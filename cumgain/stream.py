@@ -1,0 +1,485 @@
+"""Evaluate a run file larger than memory, one chunk of whole topics at a time.
+
+:func:`evaluate_stream` reads a TREC run file (plain or gzip) block by block with the
+reference reader's parser (:mod:`cumgain.trec_io`: the same grammar, the same errors
+with file, line and text), gathers ``topics_per_chunk`` complete topics, evaluates
+them with :func:`cumgain.evaluate`, keeps only their per-topic values, and moves on.
+Memory is bounded by one chunk plus one read block (8 MiB of text, parsed 1 MiB at a
+time), not by the file. The qrels are held in memory (they are small next to the run).
+
+The input must be **topic-contiguous**: each topic's lines together (any topic order).
+A topic that appears again after another topic is a :class:`FormatError` naming the
+line. :func:`sort_run_by_topic` makes any run file contiguous by an external merge sort.
+
+Exactness. Every measure is computed per topic, so evaluating topics in pieces gives
+the single-machine per-topic values bit for bit: the ranking policies (``ties``,
+``score_precision``, ``depth``, ``judged_only``, ``relevance_level``) only look inside a
+topic, and one seed is drawn once for ``ties="random"``. The means are then computed
+from all per-topic values, in the evaluator's topic order (byte order of the id) and
+with its rule (sequential sum; sums for counts; ``exp(mean(log(max(AP, 1e-5))))`` for
+``gm_map``), so they are bit-identical too. :mod:`cumgain.dask` combines its partitions
+with the same functions (:func:`prepare`, :func:`evaluate_piece`, :func:`combine`).
+
+Differences from :func:`cumgain.evaluate` on the same file: errors are raised in file
+order as the file streams (a duplicate docno early in the file is reported before a
+malformed line later on; the whole-file reader reports format errors first), and
+chunks before the error have been evaluated in vain.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+import os
+import sys
+import tempfile
+import warnings
+from dataclasses import dataclass
+from typing import Any, BinaryIO, Iterable, Iterator, Optional, Union
+
+import numpy as np
+
+from cumgain import Evaluation, TopicsWarning, evaluate, trec_io
+from cumgain.exceptions import FormatError, InputError
+from cumgain.measures import Measure
+
+__all__ = ["EvaluationSetup", "JudgedTopics", "combine", "evaluate_missing", "evaluate_piece",
+           "evaluate_stream", "judged_topics", "prepare", "sort_run_by_topic", "topic_sets"]
+
+DEFAULT_TOPICS_PER_CHUNK = 1000
+DEFAULT_MEMORY_LIMIT = 256 << 20   # bytes of run lines held by sort_run_by_topic
+LINE_OVERHEAD = 120                # bytes per held line beyond its text (Python objects)
+MERGE_FAN_IN = 64                  # sorted temporary files merged at once
+PARSE_BYTES = 1 << 20              # parse the run text 1 MiB at a time
+
+
+# ---------------------------------------------------------------- pieces and their sum
+
+@dataclass(frozen=True)
+class EvaluationSetup:
+    """Measures and policies, checked once by the engine and applied to every piece.
+
+    ``policies`` are :attr:`Evaluation.policies` as the engine normalised them (with
+    the seed drawn once, so every piece breaks random ties with the same seed).
+    """
+
+    spellings: tuple
+    measures: tuple
+    policies: dict
+    duplicates: str
+    warn: bool
+
+    @property
+    def names(self) -> list:
+        return [measure.name for measure in self.measures]
+
+    def piece_policies(self) -> dict:
+        """The ranking policies of one piece (the topic policy is applied at the end)."""
+        return {key: value for key, value in self.policies.items() if key != "topics"}
+
+
+def prepare(measures: Union[str, Iterable[str]], *, relevance_level: float = 1,
+            judged_only: bool = False, depth: Optional[int] = None, topics: str = "both",
+            ties: str = "docno_desc", score_precision: str = "float64",
+            seed: Optional[int] = None, duplicates: str = "error",
+            warn: bool = True) -> EvaluationSetup:
+    """Check the measures and policies with the engine itself (an evaluation of no
+    topics, which raises exactly what :func:`cumgain.evaluate` raises for them)."""
+    spellings = (measures,) if isinstance(measures, str) else tuple(measures)
+    probe = evaluate({}, {}, list(spellings), relevance_level=relevance_level,
+                     judged_only=judged_only, depth=depth, topics=topics, ties=ties,
+                     score_precision=score_precision, seed=seed, duplicates=duplicates,
+                     warn=False)
+    return EvaluationSetup(spellings=spellings, measures=tuple(probe.measures),
+                           policies=dict(probe.policies), duplicates=duplicates,
+                           warn=bool(warn))
+
+
+@dataclass(frozen=True)
+class JudgedTopics:
+    """The qrels as ``{topic: {docid: level}}`` for topics with judgments, and the
+    qrels topics without any (reported, never evaluated)."""
+
+    by_topic: dict
+    empty: tuple
+
+    def subset(self, topics: Iterable[str]) -> dict:
+        return {topic: self.by_topic[topic] for topic in topics}
+
+
+def judged_topics(qrels: Any, duplicates: str = "error") -> JudgedTopics:
+    """Load qrels in any form :func:`cumgain.trec_io.load_qrels` takes."""
+    table = trec_io.load_qrels(qrels, duplicates=duplicates)
+    by_topic = {topic: docs for topic, docs in table.to_dict().items() if docs}
+    empty = tuple(topic for topic, n in zip(table.topics, np.diff(table.offsets)) if n == 0)
+    return JudgedTopics(by_topic=by_topic, empty=empty)
+
+
+def evaluate_piece(run_by_topic: dict, judged: JudgedTopics, setup: EvaluationSetup
+                   ) -> tuple:
+    """Evaluate the judged topics of a piece of the run (whole topics only).
+
+    ``run_by_topic`` is ``{topic: {docid: score}}`` with each topic's documents in
+    input order. Returns ``(topics, values)``: the evaluated topics (sorted) and a
+    ``len(topics) x len(measures)`` float64 matrix. Topics without judgments are
+    left out (the caller reports them as run-only topics).
+    """
+    topics = [topic for topic in run_by_topic if topic in judged.by_topic]
+    if not topics:
+        return [], np.zeros((0, len(setup.measures)))
+    result = evaluate(judged.subset(topics), {topic: run_by_topic[topic] for topic in topics},
+                      list(setup.spellings), topics="both", duplicates="error", warn=False,
+                      **setup.piece_policies())
+    values = np.column_stack([result.values[name] for name in setup.names])
+    return list(result.topics), values.reshape(len(result.topics), len(setup.measures))
+
+
+def evaluate_missing(missing: list, judged: JudgedTopics, setup: EvaluationSetup) -> tuple:
+    """Per-topic values of qrels topics absent from the run (``topics="qrels"``): the
+    engine's own values for an empty ranking (0 for most measures, but ``num_rel``
+    counts the judgments and ``gm_map`` is log(1e-5))."""
+    if not missing:
+        return [], np.zeros((0, len(setup.measures)))
+    result = evaluate(judged.subset(missing), {}, list(setup.spellings), topics="qrels",
+                      duplicates="error", warn=False, **setup.piece_policies())
+    values = np.column_stack([result.values[name] for name in setup.names])
+    return list(result.topics), values.reshape(len(result.topics), len(setup.measures))
+
+
+def aggregate(measure: Measure, values: np.ndarray) -> float:
+    """The evaluator's mean: ``sum_t v_t`` summed sequentially in topic order, divided
+    by the number of topics; the sum itself for counts; ``exp(sum / n)`` for gm_map
+    (whose per-topic values are already ``log(max(AP, 1e-5))``); 0 for no topics."""
+    if len(values) == 0:
+        return 0.0
+    total = float(np.cumsum(values)[-1])
+    if measure.aggregate == "sum":
+        return total
+    if measure.aggregate == "gmean":
+        return math.exp(total / len(values))
+    return total / len(values)
+
+
+def topics_warning(run_only: tuple, missing: tuple, empty: tuple, topics: str) -> str:
+    """The text of the :class:`TopicsWarning` that :func:`cumgain.evaluate` gives."""
+    parts = []
+    if run_only:
+        parts.append(f"{len(run_only)} run topics have no judgments and are not evaluated "
+                     f"(e.g. {', '.join(run_only[:3])})")
+    if missing:
+        fate = "score 0" if topics == "qrels" else "are skipped"
+        parts.append(f"{len(missing)} qrels topics are missing from the run and {fate} "
+                     f"(e.g. {', '.join(missing[:3])})")
+    if empty:
+        parts.append(f"{len(empty)} qrels topics have no judgments (e.g. {empty[0]})")
+    return "; ".join(parts)
+
+
+def topic_sets(run_topics: Iterable[str], judged: JudgedTopics, setup: EvaluationSetup
+               ) -> tuple:
+    """``(run_only, missing)``: run topics without judgments and judged topics absent
+    from the run, each sorted; under ``topics="strict"`` an error if either is not empty
+    (the evaluator's message)."""
+    run_topics = set(run_topics)
+    qrels_topics = set(judged.by_topic)
+    run_only = tuple(sorted(run_topics - qrels_topics))
+    missing = tuple(sorted(qrels_topics - run_topics))
+    if setup.policies["topics"] == "strict" and (run_only or missing):
+        raise InputError(
+            f"topics differ: {len(run_only)} in the run only {list(run_only[:5])}, "
+            f"{len(missing)} in the qrels only {list(missing[:5])} (topics='strict')")
+    return run_only, missing
+
+
+def combine(pieces: Iterable[tuple], run_topics: Iterable[str], judged: JudgedTopics,
+            setup: EvaluationSetup, *, run_tag: str = "", stacklevel: int = 2) -> Evaluation:
+    """Join the pieces' per-topic values into the :class:`Evaluation` that one call of
+    :func:`cumgain.evaluate` on the whole run would return, bit for bit.
+
+    ``pieces``: ``(topics, values)`` pairs as :func:`evaluate_piece` returns them, no
+    topic in two pieces; ``run_topics``: every topic of the run (to report run-only
+    topics and find the missing ones). Applies the topic policy (``"qrels"``: the
+    missing topics are evaluated here; ``"strict"``: an error if the sets differ) and
+    warns as the evaluator does.
+    """
+    topic_lists, value_blocks = [], []
+    for topics, values in pieces:
+        topic_lists.extend(topics)
+        value_blocks.append(values)
+    run_only, missing = topic_sets(run_topics, judged, setup)
+    policy = setup.policies["topics"]
+    if policy == "qrels":
+        topics, values = evaluate_missing(list(missing), judged, setup)
+        topic_lists.extend(topics)
+        value_blocks.append(values)
+    if setup.warn and (run_only or missing or judged.empty):
+        warnings.warn(topics_warning(run_only, missing, judged.empty, policy), TopicsWarning,
+                      stacklevel=stacklevel + 1)
+    matrix = np.concatenate(value_blocks) if value_blocks else \
+        np.zeros((0, len(setup.measures)))
+    order = sorted(range(len(topic_lists)), key=topic_lists.__getitem__)
+    matrix = matrix[np.array(order, dtype=np.int64)] if order else matrix
+    values = {name: np.ascontiguousarray(matrix[:, j]) for j, name in enumerate(setup.names)}
+    means = {measure.name: aggregate(measure, values[measure.name])
+             for measure in setup.measures}
+    return Evaluation(topics=tuple(topic_lists[i] for i in order), measures=setup.measures,
+                      values=values, means=means, run_only_topics=run_only,
+                      missing_topics=missing, empty_qrels_topics=judged.empty,
+                      run_tag=run_tag, policies=dict(setup.policies))
+
+
+# ---------------------------------------------------------------- reading whole topics
+
+@dataclass
+class _Topic:
+    """One topic's rows in file order."""
+
+    topic: str
+    docnos: list
+    scores: np.ndarray
+    lines: np.ndarray
+
+
+def _open(path: Any) -> tuple:
+    """``(stream, source, close)`` for a path or ``"-"`` (standard input)."""
+    if isinstance(path, str) and path == "-":
+        return sys.stdin.buffer, "<stdin>", False
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"the run path must be a str or os.PathLike, got {type(path).__name__}")
+    source = os.fsdecode(os.fspath(path))
+    return open(source, "rb"), source, True
+
+
+def _pieces(text: bytes, first_line: int) -> Iterator[tuple]:
+    """Split a block of whole lines into pieces of about ``PARSE_BYTES`` whole lines,
+    with the number of each piece's first line."""
+    start = 0
+    while start < len(text):
+        end = start + PARSE_BYTES
+        if end < len(text):
+            cut = text.rfind(b"\n", start, end)
+            if cut < 0:                        # a line longer than a piece
+                cut = text.find(b"\n", end)
+            end = len(text) if cut < 0 else cut + 1
+        piece = text[start:end]
+        yield piece, first_line
+        first_line += piece.count(b"\n")
+        start = end
+
+
+def _parsed_batches(stream: BinaryIO, source: str) -> Iterator[tuple]:
+    """The data lines of the run, a piece at a time: ``(text, first_line, qids,
+    docnos, scores, lines, tag)``, parsed by the reference reader (its grammar, its
+    errors with file, line and text). The reader's 8 MiB blocks are parsed in 1 MiB
+    pieces, which keeps the Python objects of a parse (about 25 times the text) small."""
+    kind = trec_io._RUN
+    for block, block_first_line in trec_io._batches(stream, source):
+        for text, first_line in _pieces(block, block_first_line):
+            batch = trec_io._parse_batch(text, first_line, source, kind)
+            if batch is None:
+                continue
+            qids, docnos, tokens, lines, tag = batch
+            scores = trec_io._parse_numbers(tokens, lines, text, first_line, source, kind)
+            yield text, first_line, qids, docnos, scores, lines, tag
+
+
+class _TopicReader:
+    """Iterate the topics of a topic-contiguous run file; ``tag`` is the last line's
+    tag and ``topics`` every topic met, once the iteration is done."""
+
+    def __init__(self, path: Any):
+        self.path = path
+        self.tag = ""
+        self.topics: dict = {}     # topic -> line of its first row
+
+    def __iter__(self) -> Iterator[_Topic]:
+        stream, source, close = _open(self.path)
+        self.source = source
+        try:
+            yield from self._read(stream, source)
+        finally:
+            if close:
+                stream.close()
+
+    def _read(self, stream: BinaryIO, source: str) -> Iterator[_Topic]:
+        current = None
+        docnos: list = []
+        scores: list = []
+        lines: list = []
+        for _, _, qids, batch_docnos, batch_scores, batch_lines, tag in \
+                _parsed_batches(stream, source):
+            self.tag = tag.decode()
+            decoded = list(map(bytes.decode, batch_docnos))
+            keys = np.array(qids)
+            starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+            ends = np.append(starts[1:], len(qids))
+            for start, end in zip(starts.tolist(), ends.tolist()):
+                topic = qids[start].decode()
+                if topic != current:
+                    if current is not None:
+                        yield _Topic(current, docnos, np.concatenate(scores),
+                                     np.concatenate(lines))
+                    line = int(batch_lines[start])
+                    if topic in self.topics:
+                        raise FormatError(
+                            source, line,
+                            f"topic {topic!r} appears again after other topics (its lines "
+                            f"began at line {self.topics[topic]}); streaming needs each "
+                            "topic's lines together: sort the file with "
+                            "cumgain.stream.sort_run_by_topic, or use cumgain.evaluate")
+                    self.topics[topic] = line
+                    current, docnos, scores, lines = topic, [], [], []
+                docnos.extend(decoded[start:end])
+                scores.append(batch_scores[start:end])
+                lines.append(batch_lines[start:end])
+        if current is None:
+            raise FormatError(source, 0, "no results (the file has no data lines)")
+        yield _Topic(current, docnos, np.concatenate(scores), np.concatenate(lines))
+
+
+def _documents(topic: _Topic, duplicates: str, source: str, dropped: list) -> dict:
+    """``{docno: score}`` of a topic in file order, under the duplicates policy (a
+    dict would otherwise keep the last score of a repeated docno silently)."""
+    documents = dict(zip(topic.docnos, topic.scores.tolist()))
+    if len(documents) == len(topic.docnos):
+        return documents
+    first_line: dict = {}
+    documents = {}
+    for docno, score, line in zip(topic.docnos, topic.scores.tolist(), topic.lines.tolist()):
+        if docno in first_line:
+            what = f"duplicate docno {docno!r} in topic {topic.topic!r}"
+            where = f"lines {first_line[docno]} and {line}"
+            if duplicates == "error":
+                raise FormatError(source, line, f"{what}: {where}")
+            dropped.append(f"{what}: {where}")
+            continue
+        first_line[docno] = line
+        documents[docno] = score
+    return documents
+
+
+def evaluate_stream(qrels: Any, run_path: Any, measures: Union[str, Iterable[str]], *,
+                    topics_per_chunk: int = DEFAULT_TOPICS_PER_CHUNK,
+                    relevance_level: float = 1, judged_only: bool = False,
+                    depth: Optional[int] = None, topics: str = "both",
+                    ties: str = "docno_desc", score_precision: str = "float64",
+                    seed: Optional[int] = None, duplicates: str = "error",
+                    warn: bool = True) -> Evaluation:
+    """Evaluate a topic-contiguous TREC run file in bounded memory.
+
+    Same arguments, policies and result as :func:`cumgain.evaluate` (the run must be
+    a file path or ``"-"``); ``topics_per_chunk`` whole topics are evaluated at a time.
+    Peak memory is one chunk's rows (roughly 150 bytes per run line while they are
+    evaluated) plus the reader's 8 MiB block and a 1 MiB parse piece (about 40 MB
+    together), whatever the size of the file; the qrels are held whole.
+
+    Raises :class:`~cumgain.exceptions.FormatError` when a topic's lines are not
+    together (sort the file first with :func:`sort_run_by_topic`), and every error of
+    the reference reader, with file and line.
+    """
+    if isinstance(topics_per_chunk, bool) or not isinstance(topics_per_chunk, (int, np.integer)) \
+            or topics_per_chunk < 1:
+        raise InputError(f"topics_per_chunk must be a positive integer, got {topics_per_chunk!r}")
+    setup = prepare(measures, relevance_level=relevance_level, judged_only=judged_only,
+                    depth=depth, topics=topics, ties=ties, score_precision=score_precision,
+                    seed=seed, duplicates=duplicates, warn=warn)
+    judged = judged_topics(qrels, duplicates)
+    reader = _TopicReader(run_path)
+    pieces, chunk, dropped = [], {}, []
+    for topic in reader:
+        chunk[topic.topic] = _documents(topic, duplicates, reader.source, dropped)
+        if len(chunk) == topics_per_chunk:
+            pieces.append(evaluate_piece(chunk, judged, setup))
+            chunk = {}
+    if chunk:
+        pieces.append(evaluate_piece(chunk, judged, setup))
+    if dropped:
+        warnings.warn(
+            f"{reader.source}: dropped {len(dropped)} duplicate (topic, docno) row(s), "
+            f"keeping the first occurrence of each; the first was {dropped[0]}",
+            trec_io.DuplicatesDroppedWarning, stacklevel=2)
+    return combine(pieces, reader.topics, judged, setup, run_tag=reader.tag, stacklevel=2)
+
+
+# ---------------------------------------------------------------- external sort
+
+def _topic_key(line: bytes) -> bytes:
+    return line.split(None, 1)[0]
+
+
+def _write_lines(path: str, lines: Iterable[bytes]) -> int:
+    count = 0
+    with open(path, "wb") as out:
+        for line in lines:
+            out.write(line)
+            out.write(b"\n")
+            count += 1
+    return count
+
+
+def _read_lines(path: str) -> Iterator[bytes]:
+    with open(path, "rb") as stream:
+        for line in stream:
+            yield line.rstrip(b"\n")
+
+
+def _merge(paths: list, out_path: str) -> int:
+    """Merge topic-sorted files; equal topics keep the order of ``paths`` (heapq.merge
+    is stable), so each topic's lines stay in input order."""
+    return _write_lines(out_path, heapq.merge(*map(_read_lines, paths), key=_topic_key))
+
+
+def sort_run_by_topic(in_path: Any, out_path: Union[str, os.PathLike],
+                      memory_limit: int = DEFAULT_MEMORY_LIMIT, *,
+                      temp_dir: Optional[str] = None) -> int:
+    """Write the run's lines grouped by topic (topics in byte order, each topic's lines
+    in input order), holding about ``memory_limit`` bytes of lines at a time.
+
+    An external merge sort: runs of lines that fit in ``memory_limit`` are sorted
+    (stably, by topic id) into temporary files in ``temp_dir``, which are then merged,
+    at most 64 at a time. Every line is checked by the reference reader on the way in,
+    so errors name the input file and line; comment and blank lines are dropped. The
+    output is plain text (the input may be gzip). Returns the number of lines written.
+    """
+    if isinstance(memory_limit, bool) or not isinstance(memory_limit, (int, np.integer)) \
+            or memory_limit < 1:
+        raise InputError(f"memory_limit must be a positive number of bytes, got {memory_limit!r}")
+    out_path = os.fsdecode(os.fspath(out_path))
+    stream, source, close = _open(in_path)
+    with tempfile.TemporaryDirectory(prefix="cumgain-sort-", dir=temp_dir) as folder:
+        runs: list = []
+        held: list = []
+        size = 0
+
+        def spill() -> None:
+            held.sort(key=_topic_key)          # list.sort is stable
+            runs.append(os.path.join(folder, f"run{len(runs)}.txt"))
+            _write_lines(runs[-1], held)
+            held.clear()
+
+        try:
+            for text, first_line, _, _, _, lines, _ in _parsed_batches(stream, source):
+                all_lines = text.split(b"\n")
+                for index in (lines - first_line).tolist():
+                    line = all_lines[index]
+                    held.append(line)
+                    size += len(line) + LINE_OVERHEAD
+                    if size >= memory_limit:
+                        spill()
+                        size = 0
+        finally:
+            if close:
+                stream.close()
+        if not runs and not held:
+            raise FormatError(source, 0, "no results (the file has no data lines)")
+        if not runs:                           # everything fitted: no merge needed
+            held.sort(key=_topic_key)
+            return _write_lines(out_path, held)
+        if held:
+            spill()
+        while len(runs) > MERGE_FAN_IN:
+            merged = []
+            for start in range(0, len(runs), MERGE_FAN_IN):
+                merged.append(os.path.join(folder, f"merge{len(runs)}-{start}.txt"))
+                _merge(runs[start:start + MERGE_FAN_IN], merged[-1])
+            runs = merged
+        return _merge(runs, out_path)

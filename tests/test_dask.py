@@ -1,0 +1,587 @@
+"""cumgain.dask: the same per-topic values and means as cumgain.evaluate, on Dask.
+
+The reference is always the single-machine engine, :func:`cumgain.evaluate`, on the same
+rows; equality is exact (``np.array_equal`` on per-topic values, ``==`` on means) since
+partitioned evaluation is claimed bit-identical. The averaged vectors are checked
+against the vector API on rankings built independently here (pandas sort), within the
+summation-order bound the module documents. The LocalCluster test at the end (marked
+``slow``) runs 2 worker processes on 2 million rows.
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+pd = pytest.importorskip("pandas")
+
+import cumgain
+import cumgain.dask as cgd
+from cumgain.exceptions import InputError
+from cumgain.trec_io import DuplicatesDroppedWarning, load_run
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+UNIT_ROUNDOFF = 2.0 ** -53
+
+TREC_MEASURES = ["num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+                 "recip_rank", "P.5,10", "recall.10", "success.1,5", "ndcg", "ndcg_cut.5,10",
+                 "ndcg_rel", "Rndcg", "dcg", "ideal_dcg", "map_cut.10", "ndcg.1=3,2=9,3=27"]
+JK_MEASURES = ["CG@10", "DCG@10(discount=tois, base=10, gains=0-1-10-100)",
+               "nCG@20(gains=0-1-2-3)", "nDCG(discount=note, gains=exponential)@15",
+               "nDCG@10(discount=rank)", "avg_pos_nCG@20(gains=0-1-10-100)",
+               "avg_pos_nDCG@20(gains={0:0,1:1,2:10,3:100}, base=3, discount=tois)",
+               "nDCG(judged_only=True)@10", "P(rel=2)@5"]
+LINEAR_MEASURES = ["num_ret", "num_rel_ret", "P_5", "recall_10", "Rprec", "ndcg_cut_10",
+                   "nDCG@10(discount=tois, gains=0-1-10-100)", "CG@5", "avg_pos_nDCG@10"]
+
+
+def collection(n_topics: int = 40, docs: int = 60, seed: int = 7):
+    """A run and qrels as pandas frames: scores with many ties (one decimal, and pairs
+    equal as float32 only), levels -1..3, two run-only topics, two qrels-only topics."""
+    rng = np.random.default_rng(seed)
+    topic = np.repeat(np.arange(n_topics), docs)
+    doc = rng.permutation(10 * n_topics * docs)[:n_topics * docs] % (5 * docs)
+    doc = np.array([f"d{d}" for d in doc])
+    keep = ~pd.DataFrame({"t": topic, "d": doc}).duplicated().to_numpy()
+    topic, doc = topic[keep], doc[keep]
+    score = np.round(rng.normal(5, 1, size=len(topic)), 1)
+    score[::17] = 5.0 + 1e-9 * rng.integers(1, 3, size=len(score[::17]))   # ties in float32
+    run = pd.DataFrame({"query_id": [f"q{t}" for t in topic], "doc_id": doc, "score": score})
+    judged = rng.random(len(topic)) < 0.4
+    levels = rng.choice([-1, 0, 1, 2, 3], size=judged.sum(), p=[.05, .45, .25, .15, .10])
+    qrels = pd.DataFrame({"query_id": run.query_id[judged].to_numpy(),
+                          "doc_id": run.doc_id[judged].to_numpy(), "relevance": levels})
+    extra = pd.DataFrame({"query_id": ["q900", "q900", "q901"], "doc_id": ["x1", "x2", "x3"],
+                          "relevance": [2, 0, 1]})      # qrels-only topics
+    qrels = qrels[~qrels.query_id.isin(["q0", "q1"])]   # q0, q1: run-only topics
+    qrels = pd.concat([qrels, extra], ignore_index=True)
+    return run.sample(frac=1, random_state=seed).reset_index(drop=True), qrels
+
+
+RUN, QRELS = collection()
+
+
+def as_dask(run: pd.DataFrame, npartitions: int = 4) -> dd.DataFrame:
+    return dd.from_pandas(run, npartitions=npartitions, sort=False)
+
+
+def dask_result(measures, run=None, qrels=None, **policies) -> cumgain.Evaluation:
+    """cumgain.dask on the run split into 4 partitions (shuffled), computed in-process."""
+    run = RUN if run is None else run
+    qrels = QRELS if qrels is None else qrels
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cgd.ShuffleWarning)
+        lazy = cgd.evaluate(qrels, as_dask(run), measures, warn=False, **policies)
+    return lazy.compute(scheduler="sync")
+
+
+def evaluate_both(measures, run=None, qrels=None, **policies):
+    """(cumgain.dask result, cumgain.evaluate result) on the same rows."""
+    reference = cumgain.evaluate(QRELS if qrels is None else qrels, RUN if run is None else run,
+                                 measures, warn=False, **policies)
+    return dask_result(measures, run, qrels, **policies), reference
+
+
+def assert_identical(result: cumgain.Evaluation, reference: cumgain.Evaluation) -> None:
+    assert result.topics == reference.topics
+    assert [m.name for m in result.measures] == [m.name for m in reference.measures]
+    for name, expected in reference.values.items():
+        assert np.array_equal(result.values[name], expected), name
+        assert result.means[name] == reference.means[name], name
+    assert result.run_only_topics == reference.run_only_topics
+    assert result.missing_topics == reference.missing_topics
+    assert result.empty_qrels_topics == reference.empty_qrels_topics
+    drawn = {"seed"} if reference.policies["ties"] != "random" else set()  # unused, random
+    assert {k: v for k, v in result.policies.items() if k not in drawn} == \
+        {k: v for k, v in reference.policies.items() if k not in drawn}
+
+
+# ---------------------------------------------------------------- the module itself
+
+def test_dask_import_is_the_dask_package():
+    """``import dask.dataframe`` inside cumgain/dask.py is the real package."""
+    assert cgd.dask is sys.modules["dask"]
+    assert cgd.dd is sys.modules["dask.dataframe"]
+    assert "site-packages" in cgd.dd.__file__ or "dist-packages" in cgd.dd.__file__
+
+
+def test_import_cumgain_does_not_import_dask():
+    import subprocess
+    code = "import sys, cumgain; print('dask' in sys.modules, 'pandas' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.stdout.split() == ["False", "False"]
+
+
+# ---------------------------------------------------------------- policies and measures
+
+@pytest.mark.parametrize("policies", [
+    {},
+    {"ties": "docno_asc"},
+    {"ties": "input_order"},
+    {"ties": "random", "seed": 12345},
+    {"score_precision": "float32"},
+    {"depth": 7},
+    {"judged_only": True},
+    {"depth": 9, "judged_only": True, "ties": "input_order"},
+    {"relevance_level": 2},
+    {"topics": "qrels"},
+    {"topics": "qrels", "relevance_level": 3, "score_precision": "float32"},
+], ids=str)
+def test_policies_bit_identical(policies):
+    result, reference = evaluate_both(["map", "gm_map", "ndcg_cut_10", "P_5", "recip_rank",
+                                       "num_rel", "nDCG@10(discount=tois, gains=0-1-10-100)"],
+                                      **policies)
+    assert_identical(result, reference)
+
+
+def test_average_ties_bit_identical():
+    result, reference = evaluate_both(LINEAR_MEASURES, ties="average")
+    assert_identical(result, reference)
+
+
+def test_trec_eval_measures_bit_identical():
+    result, reference = evaluate_both(TREC_MEASURES)
+    assert len(result.measures) == 22
+    assert_identical(result, reference)
+
+
+def test_jk_measures_with_gains_bit_identical():
+    result, reference = evaluate_both(JK_MEASURES, ties="random", seed=3)
+    assert_identical(result, reference)
+
+
+def test_random_ties_without_seed_use_one_seed_for_every_partition():
+    """seed=None draws one seed; the result records it, and the engine given that seed
+    reproduces every per-topic value (a seed per partition would not)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = cgd.evaluate(QRELS, as_dask(RUN, 8), ["ndcg_cut_5", "P_5"],
+                              ties="random").compute(scheduler="sync")
+    reference = cumgain.evaluate(QRELS, RUN, ["ndcg_cut_5", "P_5"], ties="random",
+                                 seed=result.policies["seed"], warn=False)
+    assert_identical(result, reference)
+
+
+def test_input_order_survives_the_shuffle():
+    """Every score equal: ties="input_order" ranks by the rows' input order, which the
+    shuffle must keep (hand check: the first judged relevant row of a topic)."""
+    run = pd.DataFrame({"query_id": ["a", "b"] * 6, "doc_id": [f"d{i // 2}" for i in range(12)],
+                        "score": 1.0})
+    qrels = {"a": {"d3": 1}, "b": {"d0": 1}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cgd.ShuffleWarning)
+        result = cgd.evaluate(qrels, as_dask(run, 3), ["recip_rank"],
+                              ties="input_order").compute(scheduler="sync")
+    assert result.per_topic() == {"a": {"recip_rank": 1 / 4}, "b": {"recip_rank": 1.0}}
+
+
+# ---------------------------------------------------------------- topics
+
+def test_run_only_and_missing_topics_are_reported_and_warned():
+    with pytest.warns(cumgain.TopicsWarning) as caught:
+        result = cgd.evaluate(QRELS, as_dask(RUN), ["map"],
+                              partitioned_by_topic=False).compute(scheduler="sync")
+    with pytest.warns(cumgain.TopicsWarning) as expected:
+        reference = cumgain.evaluate(QRELS, RUN, ["map"])
+    assert result.run_only_topics == ("q0", "q1")
+    assert result.missing_topics == ("q900", "q901")
+    assert [str(w.message) for w in caught if w.category is cumgain.TopicsWarning] == \
+        [str(w.message) for w in expected]
+    assert_identical(result, reference)
+
+
+def test_topics_qrels_scores_missing_topics_as_the_engine_does():
+    result, reference = evaluate_both(["map", "num_rel", "gm_map", "num_q"], topics="qrels")
+    row = result.per_topic()["q900"]
+    assert row == {"map": 0.0, "num_rel": 1.0, "gm_map": math.log(1e-5), "num_q": 1.0}
+    assert result.means["num_q"] == len(set(RUN.query_id) - {"q0", "q1"}) + 2
+    assert_identical(result, reference)
+
+
+def test_topics_strict():
+    with pytest.raises(InputError, match=r"topics differ: 2 in the run only \['q0', 'q1'\]"):
+        evaluate_both(["map"], topics="strict")
+    same = RUN[~RUN.query_id.isin(["q0", "q1"])]
+    qrels = QRELS[~QRELS.query_id.isin(["q900", "q901"])]
+    result, reference = evaluate_both(["map", "P_5"], run=same, qrels=qrels, topics="strict")
+    assert_identical(result, reference)
+
+
+def test_qrels_topics_without_judgments_are_reported():
+    qrels = {"q2": {"d1": 1}, "q3": {}}
+    result, reference = evaluate_both(["P_5"], qrels=qrels)
+    assert result.empty_qrels_topics == ("q3",) == reference.empty_qrels_topics
+    assert "q3" in result.run_only_topics
+    assert_identical(result, reference)
+
+
+# ---------------------------------------------------------------- qrels and run forms
+
+@pytest.mark.parametrize("form", ["pandas", "dask", "dict", "trec_file", "indexed"])
+def test_qrels_forms(form, tmp_path):
+    if form == "pandas":
+        qrels = QRELS
+    elif form == "dask":
+        qrels = dd.from_pandas(QRELS, npartitions=3)
+    elif form == "dict":
+        qrels = cumgain.trec_io.qrels_from_dataframe(QRELS).to_dict()
+    elif form == "indexed":
+        qrels = QRELS.set_index("query_id")
+    else:
+        qrels = tmp_path / "qrels.txt"
+        qrels.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in QRELS.itertuples(index=False)))
+    result = dask_result(["map", "ndcg_cut_10"], qrels=qrels)
+    reference = cumgain.evaluate(QRELS, RUN, ["map", "ndcg_cut_10"], warn=False)
+    assert_identical(result, reference)
+
+
+def test_integer_ids_are_read_as_str_like_the_evaluator():
+    run = RUN.assign(query_id=RUN.query_id.str[1:].astype(int))
+    qrels = QRELS.assign(query_id=QRELS.query_id.str[1:].astype(int))
+    result, reference = evaluate_both(["map", "P_5"], run=run, qrels=qrels)
+    assert "900" in result.missing_topics
+    assert_identical(result, reference)
+
+
+def test_query_id_index_with_divisions_is_not_shuffled():
+    indexed = dd.from_pandas(RUN.set_index("query_id").sort_index(kind="stable"),
+                             npartitions=5)
+    assert indexed.known_divisions
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cgd.ShuffleWarning)
+        lazy = cgd.evaluate(QRELS, indexed, ["map", "P_5"], ties="input_order", warn=False)
+    assert lazy.shuffled is False
+    reference = cumgain.evaluate(QRELS, RUN.sort_values("query_id", kind="stable"),
+                                 ["map", "P_5"], ties="input_order", warn=False)
+    assert_identical(lazy.compute(scheduler="sync"), reference)
+
+
+def test_unpartitioned_run_is_shuffled_with_a_warning():
+    with pytest.warns(cgd.ShuffleWarning, match="shuffled on query_id"):
+        lazy = cgd.evaluate(QRELS, as_dask(RUN), ["map"], warn=False)
+    assert lazy.shuffled is True
+    with warnings.catch_warnings():       # asked for: no warning
+        warnings.simplefilter("error", cgd.ShuffleWarning)
+        lazy = cgd.evaluate(QRELS, as_dask(RUN), ["map"], warn=False, partitioned_by_topic=False)
+    assert lazy.shuffled is True
+
+
+def test_partitioned_by_topic_true_is_checked():
+    """A topic split over partitions although the caller said it is not: an error."""
+    run = RUN.sort_values("query_id", kind="stable").reset_index(drop=True)
+    lazy = cgd.evaluate(QRELS, dd.from_pandas(run, npartitions=7, sort=False), ["map"],
+                        partitioned_by_topic=True, warn=False)
+    assert lazy.shuffled is False
+    with pytest.raises(InputError, match="rows in several partitions"):
+        lazy.compute(scheduler="sync")
+    with pytest.raises(InputError, match="rows in several partitions"):
+        lazy.per_topic.compute(scheduler="sync")
+
+
+def test_partitioned_by_topic_true_on_whole_topics():
+    run = RUN.sort_values("query_id", kind="stable")
+    parts = [group for _, group in run.groupby(run.query_id.str.len())]   # whole topics each
+    frame = dd.concat([dd.from_pandas(part, npartitions=1, sort=False) for part in parts])
+    lazy = cgd.evaluate(QRELS, frame, ["map", "P_5"], partitioned_by_topic=True, warn=False)
+    reference = cumgain.evaluate(QRELS, run, ["map", "P_5"], warn=False)
+    assert_identical(lazy.compute(scheduler="sync"), reference)
+
+
+def test_per_topic_is_a_lazy_dask_frame():
+    lazy = cgd.evaluate(QRELS, as_dask(RUN), ["map", "P_5"], topics="qrels",
+                        partitioned_by_topic=False, warn=False)
+    frame = lazy.per_topic
+    assert isinstance(frame, dd.DataFrame)
+    computed = frame.compute(scheduler="sync").sort_index()
+    reference = cumgain.evaluate(QRELS, RUN, ["map", "P_5"], topics="qrels", warn=False)
+    assert tuple(computed.index) == reference.topics
+    assert list(computed.columns) == ["map", "P_5"]
+    for name in ("map", "P_5"):
+        assert np.array_equal(computed[name].to_numpy(), reference.values[name])
+
+
+def test_per_topic_checks_strict():
+    lazy = cgd.evaluate(QRELS, as_dask(RUN), ["map"], topics="strict",
+                        partitioned_by_topic=False)
+    with pytest.raises(InputError, match="topics differ"):
+        lazy.per_topic.compute(scheduler="sync")
+
+
+# ---------------------------------------------------------------- duplicates
+
+def test_duplicate_run_row_is_an_error_naming_topic_and_doc():
+    run = pd.concat([RUN, RUN.iloc[[5]].assign(score=0.5)], ignore_index=True)
+    topic, doc = RUN.query_id[5], RUN.doc_id[5]
+    lazy = cgd.evaluate(QRELS, as_dask(run), ["map"], partitioned_by_topic=False, warn=False)
+    with pytest.raises(InputError, match=f"duplicate doc_id '{doc}' in query_id '{topic}'"):
+        lazy.compute(scheduler="sync")
+
+
+def test_duplicates_first_keeps_the_first_row_and_warns():
+    run = pd.concat([RUN, RUN.iloc[[5, 9]].assign(score=100.0)], ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cgd.ShuffleWarning)
+        lazy = cgd.evaluate(QRELS, as_dask(run, 5), ["map", "ndcg_cut_10"],
+                            duplicates="first", warn=False)
+    with pytest.warns(DuplicatesDroppedWarning, match="dropped 2 duplicate"):
+        result = lazy.compute(scheduler="sync")
+    with pytest.warns(DuplicatesDroppedWarning):
+        reference = cumgain.evaluate(QRELS, run, ["map", "ndcg_cut_10"], duplicates="first",
+                                     warn=False)
+    assert_identical(result, reference)
+
+
+# ---------------------------------------------------------------- bad input
+
+@pytest.mark.parametrize("frame, message", [
+    (RUN.drop(columns="score"), r"missing column\(s\) \['score'\]"),
+    (RUN.rename(columns={"doc_id": "docno"}), r"missing column\(s\) \['doc_id'\]"),
+    (RUN.assign(score=RUN.score > 5), "'score' must have a real numeric dtype, got bool"),
+    (RUN.assign(score=RUN.score.astype(str)), "'score' must have a real numeric dtype"),
+])
+def test_bad_run_columns_raise_at_once(frame, message):
+    with pytest.raises(InputError, match=message):
+        cgd.evaluate(QRELS, as_dask(frame), ["map"])
+
+
+@pytest.mark.parametrize("column, value, message", [
+    ("score", np.nan, "score is NaN or missing"),
+    ("query_id", None, "query_id is missing at row"),
+    ("doc_id", None, "doc_id is missing at row"),
+])
+def test_missing_values_raise_when_computed(column, value, message):
+    run = RUN.copy()
+    run[column] = run[column].astype(object if column != "score" else float)
+    run.loc[11, column] = value
+    lazy = cgd.evaluate(QRELS, as_dask(run), ["map"], partitioned_by_topic=False)
+    with pytest.raises(InputError, match=message):
+        lazy.compute(scheduler="sync")
+
+
+@pytest.mark.parametrize("run, message", [
+    (RUN, "pandas DataFrame: evaluate it with cumgain.evaluate"),
+    (42, "must be a Dask DataFrame or a path to Parquet files, got int"),
+    (str(GOLDEN / "tiny.run"), "is not Parquet"),
+])
+def test_bad_run_type(run, message):
+    with pytest.raises(InputError, match=message):
+        cgd.evaluate(QRELS, run, ["map"])
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"measures": ["nDCG@"]}, "unknown measure"),
+    ({"ties": "bogus"}, "ties must be one of"),
+    ({"ties": "average", "measures": ["map"]}, "not defined under ties='average'"),
+    ({"depth": 0}, "depth must be a positive integer"),
+    ({"duplicates": "last"}, "duplicates must be one of"),
+    ({"partitioned_by_topic": "yes"}, "partitioned_by_topic must be None, True or False"),
+])
+def test_bad_arguments_raise_the_engines_errors_at_once(arguments, message):
+    measures = arguments.pop("measures", ["P_5"])
+    with pytest.raises(InputError, match=message):
+        cgd.evaluate(QRELS, as_dask(RUN), measures, **arguments)
+
+
+def test_bad_qrels_raise():
+    with pytest.raises(InputError, match=r"missing column\(s\) \['relevance'\]"):
+        cgd.evaluate(QRELS.drop(columns="relevance"), as_dask(RUN), ["map"],
+                     partitioned_by_topic=True)
+
+
+# ---------------------------------------------------------------- Parquet
+
+@pytest.fixture(scope="module")
+def run_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("trec") / "run.txt"
+    lines = [f"{q} Q0 {d} {i} {s!r} tag\n"
+             for i, (q, d, s) in enumerate(RUN.itertuples(index=False))]
+    path.write_text("".join(lines))
+    return path
+
+
+def test_topic_partitioned_parquet_is_read_without_shuffle(run_file, tmp_path):
+    pytest.importorskip("pyarrow")
+    files = cgd.write_parquet(load_run(run_file), tmp_path / "run.parquet",
+                              partition_by_topic=True, rows_per_file=300)
+    assert files == len(list((tmp_path / "run.parquet").glob("part.*.parquet"))) > 3
+    frame = cgd.read_run(tmp_path / "run.parquet")
+    assert frame.known_divisions and frame.index.name == "query_id"
+    seen = set()
+    for part in sorted((tmp_path / "run.parquet").glob("part.*.parquet")):
+        topics = set(pd.read_parquet(part).index)
+        assert not topics & seen            # no topic spans two files
+        seen |= topics
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cgd.ShuffleWarning)
+        lazy = cgd.evaluate(QRELS, tmp_path / "run.parquet", TREC_MEASURES,
+                            ties="input_order", warn=False)
+    assert lazy.shuffled is False
+    reference = cumgain.evaluate(QRELS, str(run_file), TREC_MEASURES, ties="input_order",
+                                 warn=False)          # the native file path
+    result = lazy.compute(scheduler="sync")
+    result.run_tag = reference.run_tag                # Parquet keeps no run tag
+    assert_identical(result, reference)
+
+
+def test_parquet_in_file_order_is_shuffled(run_file, tmp_path):
+    pytest.importorskip("pyarrow")
+    cgd.write_parquet(load_run(run_file), tmp_path / "flat", rows_per_file=500)
+    with pytest.warns(cgd.ShuffleWarning):
+        lazy = cgd.evaluate(QRELS, str(tmp_path / "flat" / "*.parquet"), JK_MEASURES,
+                            ties="random", seed=99, warn=False)
+    reference = cumgain.evaluate(QRELS, str(run_file), JK_MEASURES, ties="random", seed=99,
+                                 warn=False)
+    result = lazy.compute(scheduler="sync")
+    result.run_tag = reference.run_tag
+    assert_identical(result, reference)
+
+
+def test_write_parquet_refuses_to_overwrite(run_file, tmp_path):
+    pytest.importorskip("pyarrow")
+    (tmp_path / "out").mkdir()
+    with pytest.raises(InputError, match="exists; pass overwrite=True"):
+        cgd.write_parquet(load_run(run_file), tmp_path / "out")
+    with pytest.raises(InputError, match="expected a Run or Qrels"):
+        cgd.write_parquet(RUN, tmp_path / "other")
+    with pytest.raises(InputError, match="rows_per_file must be a positive integer"):
+        cgd.write_parquet(load_run(run_file), tmp_path / "other", rows_per_file=0)
+
+
+# ---------------------------------------------------------------- averaged vectors
+
+def ranked_levels(run: pd.DataFrame, qrels: pd.DataFrame, topics: list) -> list:
+    """Each topic's judged levels in trec_eval's order (score descending, then docno
+    descending), built with pandas alone."""
+    merged = run.merge(qrels, on=["query_id", "doc_id"], how="left")
+    merged["relevance"] = merged.relevance.fillna(0.0)
+    merged = merged.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False])
+    groups = dict(tuple(merged.groupby("query_id")))
+    return [groups[t].relevance.to_numpy(dtype=float) if t in groups else np.zeros(0)
+            for t in topics]
+
+
+def summation_bound(matrix: np.ndarray) -> np.ndarray:
+    """|avg_1 - avg_2| <= 2 n u mean|x| for two summation orders of n terms."""
+    return 2 * matrix.shape[0] * UNIT_ROUNDOFF * np.nanmean(np.abs(matrix), axis=0)
+
+
+@pytest.mark.parametrize("gains, discount, base, topics", [
+    ("0-1-10-100", "tois", 2.0, "both"),
+    (None, "trec_eval", 2.0, "both"),
+    ({0: 0, 1: 1, 2: 3, 3: 7}, "tois", 10.0, "qrels"),
+])
+def test_average_vectors_match_the_vector_api(gains, discount, base, topics):
+    depth = 25
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        averaged = cgd.average_vectors(QRELS, as_dask(RUN, 5), depth, gains=gains,
+                                       discount=discount, base=base, topics=topics,
+                                       scheduler="sync")
+        chosen = cumgain.evaluate(QRELS, RUN, ["num_q"], topics=topics).topics
+    assert averaged.shuffled and averaged.n_topics == len(chosen)
+    mapping = "identity" if gains is None else gains
+    ranked = cumgain.map_gains(ranked_levels(RUN, QRELS, list(chosen)), mapping)
+    judged_levels = [QRELS.relevance[QRELS.query_id == t].to_numpy(dtype=float) for t in chosen]
+    judged = cumgain.map_gains(judged_levels, mapping)
+    ideal = cumgain.ideal_gains(judged, depth)
+    expected = {
+        "cg": cumgain.cg(ranked, depth),
+        "dcg": cumgain.dcg(ranked, depth, discount=discount, base=base),
+        "ideal_cg": cumgain.cg(ideal, depth),
+        "ideal_dcg": cumgain.dcg(ideal, depth, discount=discount, base=base),
+        "ncg": cumgain.ncg(ranked, judged, depth),
+        "ndcg": cumgain.ndcg(ranked, judged, depth, discount=discount, base=base),
+    }
+    for name, vectors in expected.items():
+        difference = np.abs(getattr(averaged, name) - cumgain.avg_vect(vectors))
+        assert (difference <= summation_bound(vectors)).all(), name
+    assert (averaged.ndcg_counts == len(chosen)).all()
+    order = averaged.average_then_normalise("ndcg")
+    assert np.array_equal(order, cumgain.norm_vect(averaged.dcg, averaged.ideal_dcg))
+
+
+def test_average_vectors_zero_ideal_nan_leaves_topics_out():
+    qrels = QRELS.assign(relevance=np.where(QRELS.query_id == "q5", 0, QRELS.relevance))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        averaged = cgd.average_vectors(qrels, as_dask(RUN), 10, zero_ideal=float("nan"),
+                                       scheduler="sync")
+    assert (averaged.ndcg_counts == averaged.n_topics - 1).all()
+    assert (averaged.ncg_counts == averaged.n_topics - 1).all()
+    assert np.isfinite(averaged.ndcg).all()
+
+
+def test_average_vectors_bad_arguments():
+    with pytest.raises(InputError, match="depth must be a positive integer"):
+        cgd.average_vectors(QRELS, as_dask(RUN), 0)
+    with pytest.raises(InputError, match="discount must be one of"):
+        cgd.average_vectors(QRELS, as_dask(RUN), 5, discount="log")
+    with pytest.raises(InputError, match="unknown gain scheme"):
+        cgd.average_vectors(QRELS, as_dask(RUN), 5, gains="0-1-x")
+    with pytest.raises(InputError, match="base must be a number > 1"):
+        cgd.average_vectors(QRELS, as_dask(RUN), 5, base=1.0)
+    with pytest.raises(InputError, match="base must be a number > 1"):
+        cgd.average_vectors(QRELS, as_dask(RUN), 5, base="2")
+
+
+# ---------------------------------------------------------------- a real cluster
+
+def big_collection(n_topics: int, docs: int, seed: int):
+    """``n_topics x docs`` rows with unique docnos per topic, scores with ties, ~10%
+    judged (levels 0-3); rows shuffled across topics."""
+    rng = np.random.default_rng(seed)
+    n = n_topics * docs
+    topic = np.repeat(np.arange(n_topics), docs)
+    doc = rng.permutation(n)               # unique overall, so unique within a topic
+    run = pd.DataFrame({"query_id": pd.array(np.char.add("q", topic.astype(str)), dtype=str),
+                        "doc_id": pd.array(np.char.add("d", doc.astype(str)), dtype=str),
+                        "score": np.round(rng.normal(10, 2, size=n), 1)})
+    judged = rng.random(n) < 0.1
+    qrels = pd.DataFrame({"query_id": run.query_id[judged].to_numpy(),
+                          "doc_id": run.doc_id[judged].to_numpy(),
+                          "relevance": rng.integers(0, 4, size=int(judged.sum()))})
+    order = rng.permutation(n)
+    return run.iloc[order].reset_index(drop=True), qrels
+
+
+def nested(frame: pd.DataFrame, value: str) -> dict:
+    out: dict = {}
+    for q, d, v in zip(frame.query_id.tolist(), frame.doc_id.tolist(), frame[value].tolist()):
+        out.setdefault(q, {})[d] = float(v)
+    return out
+
+
+@pytest.fixture(scope="module")
+def cluster_client():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+@pytest.mark.slow
+def test_local_cluster_two_million_rows(cluster_client, tmp_path):
+    """2,000 topics x 1,000 documents in 8 Parquet files (topics interleaved), shuffled and
+    evaluated by 2 worker processes: every per-topic value and mean equals the single-
+    machine engine's, under ties="input_order" (so the shuffle must keep row order)."""
+    pytest.importorskip("pyarrow")
+    run, qrels = big_collection(2000, 1000, seed=20)
+    for i, part in enumerate(np.array_split(np.arange(len(run)), 8)):
+        run.iloc[part].to_parquet(tmp_path / f"part-{i:02d}.parquet", index=False)
+    measures = ["ndcg_cut_10", "map", "gm_map", "P_10", "recip_rank", "num_rel_ret",
+                "nDCG@20(discount=tois, gains=0-1-10-100)"]
+    with pytest.warns(cgd.ShuffleWarning):
+        lazy = cgd.evaluate(qrels, str(tmp_path), measures, ties="input_order")
+    result = lazy.compute()
+    reference = cumgain.evaluate(nested(qrels, "relevance"), nested(run, "score"), measures,
+                                 ties="input_order")
+    assert len(result.topics) == 2000
+    assert_identical(result, reference)

@@ -1,0 +1,174 @@
+"""Plots of the curves (cumgain.plot): files, formats, sizes, and what is drawn."""
+import struct
+import subprocess
+import sys
+
+import pytest
+
+from cumgain import curves
+from cumgain.exceptions import InputError
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+# two topics; judged gains {1, 1} and {3, 3}: the ideal CG turns horizontal at rank 2
+RUNS = {"first": [[1, 0, 1], [0, 3, 0]], "second": [[0, 0, 1], [3, 0, 0]]}
+JUDGED = [[1, 1], [3, 3]]
+
+
+def _png_size(data: bytes) -> tuple:
+    """Width and height from the IHDR chunk (bytes 16-24 of a PNG)."""
+    assert data[:8] == PNG_MAGIC
+    assert data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+def _curves(measure, **kwargs):
+    return curves.from_gains(RUNS, JUDGED, measure, depth=6, mapping="0-1-10-100", **kwargs)
+
+
+def _all_measures():
+    return {measure: _curves(measure) for measure in curves.MEASURES}
+
+
+def test_importing_draws_nothing_and_needs_no_matplotlib():
+    code = ("import sys, cumgain, cumgain.curves, cumgain.plot, cumgain.cli_curves, cumgain.cli; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_plotting_never_touches_pyplot(tmp_path):
+    pytest.importorskip("matplotlib")
+    code = ("import sys; from cumgain import curves, plot; "
+            "c = curves.from_gains({'r': [[1, 0]]}, [[1]], 'CG', depth=2); "
+            f"plot.plot_curves(c, {str(tmp_path / 'x.png')!r}); "
+            "print('matplotlib.pyplot' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("size, dpi, pixels", [((4, 3), 50, (200, 150)),
+                                               ((6.4, 4.8), 100, (640, 480))])
+def test_png_has_the_requested_pixel_size(tmp_path, size, dpi, pixels):
+    pytest.importorskip("matplotlib")
+    from cumgain import plot
+    path = tmp_path / "curves.png"
+    plot.plot_curves(_curves("nDCG"), path, size=size, dpi=dpi)
+    assert _png_size(path.read_bytes()) == pixels
+
+
+def test_grid_png_size(tmp_path):
+    pytest.importorskip("matplotlib")
+    from cumgain import plot
+    path = tmp_path / "grid.png"
+    plot.plot_grid(_all_measures(), path, dpi=40)
+    assert _png_size(path.read_bytes()) == (11 * 40, round(8.5 * 40))
+
+
+@pytest.mark.parametrize("suffix, magic", [(".svg", b"<?xml"), (".pdf", b"%PDF-"),
+                                           (".PNG", PNG_MAGIC)])
+def test_format_follows_the_extension(tmp_path, suffix, magic):
+    pytest.importorskip("matplotlib")
+    from cumgain import plot
+    path = tmp_path / f"curves{suffix}"
+    plot.plot_curves(_curves("CG"), path)
+    data = path.read_bytes()
+    assert data.startswith(magic)
+    assert len(data) > 1000
+    if suffix == ".svg":
+        assert b"<svg" in data[:2000]
+
+
+def test_unknown_format_is_refused_before_drawing(tmp_path):
+    from cumgain import plot
+    target = tmp_path / "curves.jpg"
+    with pytest.raises(InputError, match="unknown plot format '.jpg'"):
+        plot.plot_curves(_curves("CG"), target)
+    assert not target.exists()
+    with pytest.raises(InputError, match="no extension"):
+        plot.output_format("curves")
+
+
+def test_one_line_per_run_and_the_ideal_dashed():
+    pytest.importorskip("matplotlib")
+    from cumgain import plot
+    figure = plot.plot_curves(_curves("CG"))
+    (ax,) = figure.axes
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert list(lines) == ["first", "second", "ideal", "ideal horizontal from rank 2"]
+    assert lines["ideal"].get_linestyle() == "--"
+    # levels <1, 0, 1> and <0, 3, 0> under 0-1-10-100: CG <1, 1, 2, ...> and <0, 100, 100, ...>
+    assert lines["first"].get_ydata().tolist() == [(1 + 0) / 2, (1 + 100) / 2] + [(2 + 100) / 2] * 4
+    assert lines["ideal"].get_xdata().tolist() == [1, 2, 3, 4, 5, 6]
+    assert [text.get_text() for text in ax.get_legend().get_texts()] == list(lines)
+    assert ax.get_xlabel() == "rank"
+    assert "gains 0-1-10-100" in ax.get_title()
+
+
+def test_title_names_the_gains_and_the_base():
+    pytest.importorskip("matplotlib")
+    from cumgain import plot
+    figure = plot.plot_curves(_curves("nDCG", base=10, order="average_then_normalise"))
+    title = figure.axes[0].get_title()
+    assert "nDCG" in title and "gains 0-1-10-100" in title and "b = 10" in title
+    assert "averaged, then normalised" in title
+    lines = [line.get_label() for line in figure.axes[0].get_lines()]
+    assert lines == ["first", "second", "ideal"]      # no stopping line on normalised curves
+    assert plot.plot_curves(_curves("CG"), title="mine").axes[0].get_title() == "mine"
+
+
+def test_grid_of_the_four_measures():
+    pytest.importorskip("matplotlib")
+    from cumgain import plot
+    figure = plot.plot_grid(_all_measures())
+    assert [ax.get_title().split()[0] for ax in figure.axes] == ["CG", "DCG", "nCG", "nDCG"]
+    assert "gains 0-1-10-100" in figure.get_suptitle() and "b = 2" in figure.get_suptitle()
+    # one legend for the grid, below the panels
+    assert all(ax.get_legend() is None for ax in figure.axes)
+    (legend,) = figure.legends
+    assert [text.get_text() for text in legend.get_texts()] == [
+        "first", "second", "ideal", "ideal horizontal from rank 2"]
+    partial = plot.plot_grid([_curves("nCG"), _curves("nDCG")])
+    assert [ax.axison for ax in partial.axes] == [False, False, True, True]
+
+
+def test_grid_refuses_mixed_curves():
+    from cumgain import plot
+    other = curves.from_gains(RUNS, JUDGED, "DCG", depth=6, mapping="0-1-2-3")
+    with pytest.raises(InputError, match="share the gain scheme"):
+        plot.plot_grid([_curves("CG"), other])
+    with pytest.raises(InputError, match="one Curves object per measure"):
+        plot.plot_grid([_curves("CG"), _curves("CG")])
+    with pytest.raises(InputError, match="takes Curves"):
+        plot.plot_grid([])
+
+
+@pytest.mark.parametrize("size, dpi", [((0, 3), 100), ((4,), 100), ("big", 100), ((4, 3), 0)])
+def test_bad_size_or_dpi(size, dpi):
+    from cumgain import plot
+    with pytest.raises(InputError):
+        plot.plot_curves(_curves("CG"), size=size, dpi=dpi)
+
+
+def test_without_matplotlib_the_error_says_what_to_install(monkeypatch):
+    from cumgain import plot
+    for name in ("matplotlib", "matplotlib.figure", "matplotlib.backends",
+                 "matplotlib.backends.backend_agg"):
+        monkeypatch.setitem(sys.modules, name, None)     # import raises ImportError
+    with pytest.raises(ImportError, match="pip install"):
+        plot.plot_curves(_curves("CG"))
+
+
+def test_draw_onto_a_users_axes():
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from cumgain import plot
+    figure = Figure()
+    ax = figure.add_subplot()
+    plot.draw(ax, _curves("nCG"), legend=False)
+    assert ax.get_legend() is None
+    assert [line.get_label() for line in ax.get_lines()] == ["first", "second", "ideal"]
+    assert ax.get_ylim() == (0, 1.05)
