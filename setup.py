@@ -2,7 +2,13 @@
 
 Environment switches:
   CUMGAIN_DEBUG=1     Cython bounds and initialisation checks on, -O0 -g.
-  CUMGAIN_SANITIZE=1  (with CUMGAIN_DEBUG) compile and link with ASan + UBSan.
+  CUMGAIN_SANITIZE=1  the shipped C (bounds checks off, as in a release build) compiled
+                      -O1 -g with AddressSanitizer + UndefinedBehaviorSanitizer; any UB
+                      aborts. Run Python with the sanitizer runtimes preloaded:
+                      LD_PRELOAD="$(gcc -print-file-name=libasan.so) \
+                                  $(gcc -print-file-name=libubsan.so)" \
+                      ASAN_OPTIONS=detect_leaks=0 pytest
+                      (see README, "Reliability").
 """
 import os
 import sys
@@ -33,8 +39,10 @@ directives = {
 compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
 link_args = []
 if SANITIZE:
-    compile_args += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
-    link_args += ["-fsanitize=address,undefined"]
+    sanitizers = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+    compile_args = (["-O0", "-g"] if DEBUG else ["-O1", "-g"]) + sanitizers + \
+        ["-fno-omit-frame-pointer"]
+    link_args += sanitizers
 
 # Every cgcore/*.pyx is one extension module.
 MODULES = sorted(path.stem for path in Path(__file__).parent.joinpath("cgcore").glob("*.pyx"))
@@ -43,11 +51,19 @@ extensions = [
     Extension(
         f"cgcore.{name}",
         [f"cgcore/{name}.pyx"],
-        define_macros=[("CUMGAIN_DEBUG", "1")] if DEBUG else [],
+        define_macros=([("CUMGAIN_DEBUG", "1")] if DEBUG else [])
+        + ([("CUMGAIN_SANITIZE", "1")] if SANITIZE else []),
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )
     for name in MODULES
 ]
 
-setup(ext_modules=cythonize(extensions, compiler_directives=directives))
+# Each configuration keeps its own generated C and objects, so switching between them
+# never links stale code (setuptools only recompiles a .c newer than its object).
+VARIANT = "-".join(name for name, on in (("debug", DEBUG), ("sanitize", SANITIZE)) if on) \
+    or "release"
+
+setup(ext_modules=cythonize(extensions, compiler_directives=directives,
+                            build_dir=f"build/cython-{VARIANT}"),
+      options={"build": {"build_base": f"build/{VARIANT}"}})

@@ -98,7 +98,14 @@ cdef int _reserve(void** data, Py_ssize_t* capacity, Py_ssize_t needed,
     return 0
 
 
+cdef inline bint _equal_bytes(const char* a, const char* b, Py_ssize_t n) noexcept nogil:
+    """memcmp(a, b, n) == 0, defined for n == 0 too (where a or b may be NULL)."""
+    return n == 0 or memcmp(a, b, n) == 0
+
+
 cdef inline int _push_bytes(Bytes* b, const char* s, Py_ssize_t n) noexcept nogil:
+    if n == 0:
+        return 0        # b.data may still be NULL: memcpy(NULL, s, 0) is undefined
     if _reserve(<void**>&b.data, &b.capacity, b.size + n, 1) != 0:
         return -1
     memcpy(b.data + b.size, s, n)
@@ -212,7 +219,7 @@ cdef int64_t _strings_find(Strings* s, const char* text, Py_ssize_t n) noexcept 
     while s.slots[slot] != 0:
         index = s.slots[slot] - 1
         if s.starts.data[index + 1] - s.starts.data[index] == n and \
-                memcmp(s.arena.data + s.starts.data[index], text, n) == 0:
+                _equal_bytes(s.arena.data + s.starts.data[index], text, n):
             return index
         slot = (slot + 1) & (s.n_slots - 1)
     return -1
@@ -303,13 +310,20 @@ cdef bint _valid_utf8(const uint8_t* s, Py_ssize_t n) noexcept nogil:
 
 cdef Py_ssize_t _split(const char* line, Py_ssize_t n, Py_ssize_t* starts,
                        Py_ssize_t* ends) noexcept nogil:
-    """Split at whitespace; record the first MAX_FIELDS fields; return the field count."""
+    """Split at whitespace; record the first MAX_FIELDS fields; return the field count,
+    or -1 when a carriage return separates two fields (old Mac line ends would make
+    a whole file one line, its rows silently lost)."""
     cdef Py_ssize_t i = 0, count = 0
+    cdef bint carriage_return
     while True:
+        carriage_return = False
         while i < n and _is_space(line[i]):
+            carriage_return = carriage_return or line[i] == b'\r'
             i += 1
         if i >= n:
             return count
+        if carriage_return:
+            return -1
         if count < MAX_FIELDS:
             starts[count] = i
         while i < n and not _is_space(line[i]):
@@ -467,7 +481,7 @@ cdef int64_t _lookup_find(Lookup* table, QrelsState* q, const char* docno,
     slot = hash & (table.n_slots - 1)
     while table.slots[slot] != 0:
         row = table.slots[slot] - 1
-        if _docno_length(q, row) == n and memcmp(_docno(q, row), docno, n) == 0:
+        if _docno_length(q, row) == n and _equal_bytes(_docno(q, row), docno, n):
             return row
         slot = (slot + 1) & (table.n_slots - 1)
     return -1
@@ -521,8 +535,8 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
             q.status, q.status_line = BAD_LINE, q.lines_seen
             return -1
         position = end + 1
-        if n_fields == 0:
-            q.status, q.status_line = BAD_LINE, q.lines_seen     # blank lines are errors in qrels
+        if n_fields <= 0:       # blank lines are errors in qrels; so is a CR inside a line
+            q.status, q.status_line = BAD_LINE, q.lines_seen
             return -1
         if row[starts[0]] == b'#':
             continue
@@ -707,7 +721,7 @@ cdef struct Entry:
 
 cdef int _compare_docno(const Entry* x, const Entry* y) noexcept nogil:
     cdef int64_t n = x.length if x.length < y.length else y.length
-    cdef int result = memcmp(x.docno, y.docno, n)
+    cdef int result = memcmp(x.docno, y.docno, n) if n > 0 else 0
     if result != 0:
         return result
     return (x.length > y.length) - (x.length < y.length)
@@ -894,7 +908,7 @@ cdef int _rank_current(RunState* r) noexcept nogil:
         while r.seen[slot] != 0:
             other = r.seen[slot] - 1
             if r.entries[other].length == entry.length and \
-                    memcmp(r.entries[other].docno, entry.docno, entry.length) == 0:
+                    _equal_bytes(r.entries[other].docno, entry.docno, entry.length):
                 r.status, r.status_line = DUPLICATE, r.lines.data[i]
                 return -1
             slot = (slot + 1) & (n_slots - 1)
@@ -938,6 +952,9 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
             r.status, r.status_line = BAD_LINE, r.lines_seen
             return -1
         position = end + 1
+        if n_fields < 0:
+            r.status, r.status_line = BAD_LINE, r.lines_seen
+            return -1
         if n_fields == 0 or row[starts[0]] == b'#':
             continue
         if n_fields < 6 or not _parse_number(row + starts[4], ends[4] - starts[4], &score) \
@@ -948,8 +965,9 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
             score = <double>(<float>score)
         if r.current < 0 or ends[0] - starts[0] != \
                 r.topics.starts.data[r.current + 1] - r.topics.starts.data[r.current] or \
-                memcmp(row + starts[0], r.topics.arena.data + r.topics.starts.data[r.current],
-                       ends[0] - starts[0]) != 0:
+                not _equal_bytes(row + starts[0],
+                                 r.topics.arena.data + r.topics.starts.data[r.current],
+                                 ends[0] - starts[0]):
             if _rank_current(r) != 0:
                 return -1
             if _strings_find(&r.topics, row + starts[0], ends[0] - starts[0]) >= 0:

@@ -59,3 +59,4 @@ def ndcg_at(
     out: Float64Array | None = ...,
 ) -> Float64Array: ...
 BOUNDS_CHECKED: bool
+SANITIZED: bool

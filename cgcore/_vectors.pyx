@@ -22,11 +22,17 @@ cdef extern from *:
     #ifndef CUMGAIN_DEBUG
     #define CUMGAIN_DEBUG 0
     #endif
+    #ifndef CUMGAIN_SANITIZE
+    #define CUMGAIN_SANITIZE 0
+    #endif
     """
     int CUMGAIN_DEBUG
+    int CUMGAIN_SANITIZE
 
 # True in the debug build (CUMGAIN_DEBUG=1): Cython bounds checks are compiled in.
 BOUNDS_CHECKED = bool(CUMGAIN_DEBUG)
+# True in the sanitizer build (CUMGAIN_SANITIZE=1): compiled with ASan + UBSan.
+SANITIZED = bool(CUMGAIN_SANITIZE)
 
 # Discount rules, by number (names live in cumgain.vectors).
 cdef enum:

@@ -53,24 +53,30 @@ BOM = b"\xef\xbb\xbf"
 
 
 def _blocks(stream):
-    """Blocks of whole lines (a memoryview each, no copy of the block)."""
-    pending = b""
+    """Blocks of whole lines (a memoryview each, no copy of the block). A line longer
+    than a block is gathered piece by piece and joined once (linear in its length)."""
+    unfinished: list = []       # the pieces of a line that has not ended yet
     first = True
     while True:
         chunk = stream.read(BLOCK)
         if not chunk:
             break
-        data = pending + chunk if pending else chunk
         if first:
-            data, first = (data[len(BOM):] if data.startswith(BOM) else data), False
-        cut = data.rfind(b"\n") + 1
+            chunk, first = (chunk[len(BOM):] if chunk.startswith(BOM) else chunk), False
+        cut = chunk.rfind(b"\n") + 1
         if cut == 0:
-            pending = data
+            unfinished.append(chunk)
             continue
-        pending = data[cut:]
+        if unfinished:
+            head = sum(len(piece) for piece in unfinished)
+            data = b"".join(unfinished + [chunk])
+            cut += head
+        else:
+            data = chunk
+        unfinished = [data[cut:]] if cut < len(data) else []
         yield memoryview(data)[:cut]
-    if pending:
-        yield memoryview(pending[len(BOM):] if first and pending.startswith(BOM) else pending)
+    if unfinished:
+        yield memoryview(b"".join(unfinished))
 
 
 def _feed(parser, path) -> bool:

@@ -60,10 +60,11 @@ Files
   A file that cannot be opened raises the :class:`OSError` that ``open``
   raises (:class:`FileNotFoundError`, :class:`IsADirectoryError`,
   :class:`PermissionError`), whose message names the path.
-* **Line ends.** Only ``\n`` ends a line, as in trec_eval, so a file with
-  old Mac (CR-only) line ends is one long line: a qrels file then fails with
-  "expected 4 fields", but a run file would read as one row (trec_eval does
-  the same). Not guarded against yet.
+* **Line ends.** Only ``\n`` ends a line, as in trec_eval; ``\r`` is
+  whitespace, so CRLF files read like LF files. A ``\r`` followed by more
+  fields on the same line is an error: a file with old Mac (CR-only) line ends
+  would otherwise be one long line, read by trec_eval as a single row with the
+  rest silently ignored.
 * **Empty input.** A file with no data line (empty, or only comments, or for
   runs only blank lines) is an error with line number 0: "no judgments" /
   "no results" (trec_eval: "Cannot read ... file").
@@ -117,6 +118,7 @@ arrays have no single truth value).
 from __future__ import annotations
 
 import os
+import re
 import sys
 import warnings
 import zlib
@@ -322,20 +324,19 @@ def _batches(stream: BinaryIO, source: str) -> Iterator[tuple[bytes, int]]:
     pending = b""           # text not yet yielded; starts at line `first_line`
     parts: list[bytes] = []
     size = 0
+    line_ends = False       # whether a newline arrived in `parts`
     first_line = 1
     at_start = True
     try:
         for chunk in _chunks(stream):
             parts.append(chunk)
             size += len(chunk)
-            if size < _BATCH:
-                continue
+            line_ends = line_ends or b"\n" in chunk
+            if size < _BATCH or not line_ends:
+                continue            # a very long line keeps gathering pieces, unjoined
             text = pending + b"".join(parts)
-            parts, size = [], 0
+            parts, size, line_ends = [], 0, False
             cut = text.rfind(b"\n") + 1
-            if cut == 0:            # one very long line: keep reading
-                pending = text
-                continue
             pending = text[cut:]
             text = text[:cut]
             if at_start:
@@ -420,6 +421,10 @@ def _salvage(decoder, data: bytes) -> bytes:
     return b"".join(out)
 
 
+# A carriage return followed, on the same line, by more fields (CRLF is fine).
+_INNER_CR = re.compile(rb"\r[ \t\r\v\f]*[^ \t\r\v\f\n]")
+
+
 def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
     """Split whole lines into fields; return the columns of the data lines, or
     None when the batch has none.
@@ -443,6 +448,11 @@ def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
     if nul >= 0:
         _raise_first(text, first_line, text.count(b"\n", 0, nul), source, kind,
                      "NUL byte in the line (not allowed in a text file)")
+    inner_cr = _INNER_CR.search(text) if b"\r" in text else None
+    if inner_cr is not None:
+        _raise_first(text, first_line, text.count(b"\n", 0, inner_cr.start()), source, kind,
+                     "carriage return inside the line (old Mac line ends? lines must end "
+                     "with \\n)")
     if not text.endswith(b"\n"):
         text += b"\n"
     n_lines = text.count(b"\n")

@@ -1,0 +1,140 @@
+"""The property the fuzzers check, one input at a time (no atheris needed here).
+
+:func:`check_files`: any bytes as a qrels file and a run file, under some policies.
+``cumgain.evaluate`` on the files (the native reader, which steps aside to the
+reference reader on anything unusual) must either raise an ``InputError`` (a
+``ValueError`` naming the file and line) or return numbers; and the pure-Python
+reference reader on the same files must do exactly the same: the same error message,
+or bit-identical per-topic values and means. Anything else (another exception, a
+crash, a sanitizer report) is a bug.
+
+:func:`check_dicts`: the same for pytrec_eval-style dicts built from the input (the
+C reader's ``add_dict`` against the reference reader's dict front-end).
+
+Input layout (so that seeds can be written by hand): byte 0 selects the policies,
+bytes 1-2 the length of the qrels part (little-endian), then the qrels bytes, then
+the run bytes.
+"""
+from __future__ import annotations
+
+import gzip
+import math
+import os
+import tempfile
+import warnings
+
+import numpy as np
+
+from cumgain.evaluator import evaluate
+from cumgain.exceptions import InputError
+from cumgain.trec_io import load_qrels, load_run, read_qrels, read_run
+
+MEASURES = ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank",
+            "P.1,5", "recall.5", "ndcg", "ndcg_cut.3", "success.1",
+            "nDCG@5(gains=0-1-10-100,discount=tois)", "avg_pos_nCG@3"]
+LINEAR = ["num_ret", "P.1,5", "recall.5", "ndcg", "ndcg_cut.3",
+          "nDCG@5(gains=0-1-10-100,discount=tois)", "avg_pos_nCG@3"]
+TIES = ("docno_desc", "docno_asc", "input_order", "random", "average")
+FOLDER = "/dev/shm" if os.path.isdir("/dev/shm") else None
+
+
+def split(data: bytes) -> tuple[dict, bytes, bytes]:
+    """Policies, qrels bytes and run bytes of one fuzz input."""
+    flags = data[0] if data else 0
+    size = int.from_bytes(data[1:3], "little") if len(data) >= 3 else 0
+    body = data[3:]
+    policies = dict(ties=TIES[flags % 5],
+                    score_precision="float32" if flags & 8 else "float64",
+                    depth=2 if flags & 16 else None,
+                    judged_only=bool(flags & 32), seed=7)
+    gzip_run = bool(flags & 64)
+    qrels, run = body[:size], body[size:]
+    if gzip_run:
+        run = gzip.compress(run, mtime=0)
+    return policies, qrels, run
+
+
+def outcome(qrels, run, policies: dict):
+    """("error", message) or ("values", topics, {name: array}, {name: mean})."""
+    measures = LINEAR if policies["ties"] == "average" else MEASURES
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = evaluate(qrels, run, measures, **policies)
+    except InputError as error:
+        return ("error", str(error))
+    return ("values", result.topics, result.values, result.means)
+
+
+def same(a, b) -> bool:
+    if a[0] != b[0]:
+        return False
+    if a[0] == "error":
+        return a[1] == b[1]
+    if a[1] != b[1] or a[2].keys() != b[2].keys():
+        return False
+    for name in a[2]:
+        if not np.array_equal(a[2][name], b[2][name], equal_nan=True):
+            return False
+        x, y = a[3][name], b[3][name]
+        if not (x == y or (math.isnan(x) and math.isnan(y))):
+            return False
+    return True
+
+
+def check_files(data: bytes) -> None:
+    policies, qrels_bytes, run_bytes = split(data)
+    with tempfile.TemporaryDirectory(dir=FOLDER) as folder:
+        qrels_path, run_path = os.path.join(folder, "qrels"), os.path.join(folder, "run")
+        with open(qrels_path, "wb") as f:
+            f.write(qrels_bytes)
+        with open(run_path, "wb") as f:
+            f.write(run_bytes)
+        native = outcome(qrels_path, run_path, policies)
+        try:
+            loaded = (read_qrels(qrels_path), read_run(run_path))
+        except InputError as error:
+            reference = ("error", str(error))
+        else:
+            reference = outcome(*loaded, policies)
+    if not same(native, reference):
+        raise AssertionError(f"native and reference readers differ:\n{native}\n{reference}")
+
+
+def _value(byte: int):
+    """A dict value from one byte: small ints and floats, ties, and the awkward ones."""
+    table = [0, 1, 2, 3, -1, 0.5, 1.5, 2.0, float("inf"), float("-inf"), float("nan"),
+             True, None, "1", 1e308, -0.0]
+    return table[byte % len(table)]
+
+
+def dicts(data: bytes) -> tuple[dict, dict]:
+    """Two dicts of dicts from the bytes: ids from a small alphabet, then values."""
+    qrels: dict = {}
+    run: dict = {}
+    for i in range(0, len(data) - 2, 3):
+        topic, docno, value = data[i] % 4, data[i + 1] % 12, data[i + 2]
+        target = qrels if data[i] & 0x80 else run
+        key = ["a", "b", "é", ""][topic]
+        target.setdefault(key, {})[f"d{docno}" if docno < 11 else ""] = \
+            _value(value) if target is run else _value(value % 8)
+    return qrels, run
+
+
+def check_dicts(data: bytes) -> None:
+    policies, _, _ = split(data[:3])
+    qrels, run = dicts(data[3:])
+    native = outcome(qrels, run, policies)
+    try:
+        loaded = (load_qrels(qrels), load_run(run))
+    except InputError as error:
+        reference = ("error", str(error))
+    else:
+        reference = outcome(*loaded, policies)
+    if not same(native, reference):
+        raise AssertionError(f"dict paths differ:\n{native}\n{reference}")
+
+
+def pack(flags: int, qrels: bytes, run: bytes) -> bytes:
+    """One input in the layout above (how the seed corpus was written)."""
+    return bytes([flags]) + len(qrels).to_bytes(2, "little") + qrels + run

@@ -1,0 +1,271 @@
+"""The catalogue of bad inputs (README, "Reliability"): one test per class.
+
+Each class either ends in a typed exception (a ``FormatError``, so a ``ValueError``)
+that names the file and the line, or is accepted with a documented meaning. Every
+case goes through ``cumgain.evaluate`` on files, which takes the native reader
+(``cgcore._trec``) and falls back on the reference reader when the native one steps
+aside; where both can read a file, both must give the same numbers.
+"""
+import gzip
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+from cumgain import TopicsWarning, evaluate
+from cumgain.exceptions import FormatError
+from cumgain.native import read_ranked
+from cumgain.trec_io import DuplicatesDroppedWarning, read_qrels, read_run
+
+QRELS = "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d1 1\n"
+RUN = "q1 Q0 d1 1 0.9 t\nq1 Q0 d2 2 0.8 t\nq1 Q0 d3 3 0.7 t\nq2 Q0 d1 1 0.5 t\n"
+MEASURES = ["num_ret", "num_rel_ret", "map", "P_1", "ndcg"]
+
+
+def write(path, data):
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return path
+
+
+def files(tmp_path, qrels=QRELS, run=RUN):
+    tmp_path.mkdir(exist_ok=True)
+    return write(tmp_path / "qrels.txt", qrels), write(tmp_path / "run.txt", run)
+
+
+def evaluate_quietly(qrels, run, measures=MEASURES, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TopicsWarning)
+        return evaluate(qrels, run, measures, **options)
+
+
+def expect_error(tmp_path, qrels, run, bad_file, line, words):
+    """The evaluation fails with a FormatError naming ``bad_file`` and ``line``."""
+    qrels_path, run_path = files(tmp_path, qrels, run)
+    with pytest.raises(FormatError) as error:
+        evaluate(qrels_path, run_path, MEASURES)
+    path = qrels_path if bad_file == "qrels" else run_path
+    assert error.value.path == str(path)
+    assert error.value.line_number == line
+    assert isinstance(error.value, ValueError)
+    assert str(error.value).startswith(f"{path}:{line}:" if line else f"{path}:")
+    assert words in str(error.value)
+
+
+def same_both_ways(qrels_path, run_path, **options):
+    """Native and reference readers agree; returns the evaluation."""
+    native = evaluate_quietly(qrels_path, run_path, **options)
+    reference = evaluate_quietly(read_qrels(qrels_path), read_run(run_path), **options)
+    assert native.topics == reference.topics
+    for name in native.values:
+        np.testing.assert_array_equal(native.values[name], reference.values[name])
+    return native
+
+
+# ------------------------------------------------------------------ fields
+
+@pytest.mark.parametrize("qrels, run, bad_file, line, words", [
+    (QRELS, "q1 Q0 d1 1 0.9 t\nq1 Q0 d2 2 0.8\n", "run", 2,
+     "expected at least 6 fields (qid iter docno rank score tag), found 5"),
+    ("q1 0 d1 2\nq1 0 d2\n", RUN, "qrels", 2, "expected 4 fields (qid iter docno rel), found 3"),
+    ("q1 0 d1 2 extra\n", RUN, "qrels", 1, "expected 4 fields (qid iter docno rel), found 5"),
+], ids=["run-5-fields", "qrels-3-fields", "qrels-5-fields"])
+def test_wrong_field_counts_are_errors(tmp_path, qrels, run, bad_file, line, words):
+    expect_error(tmp_path, qrels, run, bad_file, line, words)
+
+
+def test_run_fields_after_the_tag_are_ignored_as_in_trec_eval(tmp_path):
+    qrels_path, run_path = files(tmp_path, run=RUN.replace(" t\n", " t extra words\n"))
+    result = same_both_ways(qrels_path, run_path)
+    plain = same_both_ways(*files(tmp_path / "plain"))
+    assert result.means == plain.means and result.run_tag == "t"
+
+
+# ------------------------------------------------------------------ numbers
+
+@pytest.mark.parametrize("qrels, run, bad_file, line, words", [
+    (QRELS, "q1 Q0 d1 1 high t\n", "run", 1, "score 'high' is not a number"),
+    (QRELS, "q1 Q0 d1 1 0x10 t\n", "run", 1, "score '0x10' is not a number"),
+    ("q1 0 d1 yes\n", RUN, "qrels", 1, "relevance 'yes' is not a number"),
+    (QRELS, "q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 nan t\n", "run", 2,
+     "score 'nan' is NaN, which leaves the ranking undefined"),
+    ("q1 0 d1 NaN\n", RUN, "qrels", 1, "relevance 'NaN' is NaN"),
+    ("q1 0 d1 inf\n", RUN, "qrels", 1, "relevance 'inf' is infinite"),
+], ids=["run-word", "run-hex", "qrels-word", "run-nan", "qrels-nan", "qrels-inf"])
+def test_non_numbers_nan_and_infinite_relevance_are_errors(tmp_path, qrels, run, bad_file,
+                                                           line, words):
+    expect_error(tmp_path, qrels, run, bad_file, line, words)
+
+
+def test_infinite_scores_are_ranked_first_and_last(tmp_path):
+    run = "q1 Q0 d2 1 -inf t\nq1 Q0 d1 2 inf t\nq1 Q0 d3 3 0 t\n"
+    result = same_both_ways(*files(tmp_path, run=run))
+    # order d1 (+inf, rel 2), d3 (rel 1), d2 (-inf, rel 0): both relevant on top
+    assert result.values["map"][0] == 1.0 and result.values["P_1"][0] == 1.0
+
+
+# ------------------------------------------------------------------ lines
+
+def test_blank_lines_are_skipped_in_runs(tmp_path):
+    result = same_both_ways(*files(tmp_path, run="\n  \n" + RUN.replace("\n", "\n\n", 1)))
+    assert result.means["num_ret"] == 4
+
+
+def test_blank_lines_are_errors_in_qrels_as_in_trec_eval(tmp_path):
+    expect_error(tmp_path, "q1 0 d1 2\n\nq1 0 d2 0\n", RUN, "qrels", 2, "blank line")
+
+
+def test_comment_lines_are_skipped_in_both(tmp_path):
+    qrels = "# judged by X\n" + QRELS + "  # indented\n"
+    run = "# run made by Y\n" + RUN
+    result = same_both_ways(*files(tmp_path, qrels, run))
+    expected = same_both_ways(*files(tmp_path / "plain"))
+    for name in MEASURES:
+        np.testing.assert_array_equal(result.values[name], expected.values[name])
+
+
+def test_crlf_reads_like_lf(tmp_path):
+    crlf = same_both_ways(*files(tmp_path, QRELS.replace("\n", "\r\n"), RUN.replace("\n", "\r\n")))
+    lf = same_both_ways(*files(tmp_path / "plain"))
+    assert crlf.means == lf.means
+
+
+@pytest.mark.parametrize("qrels, run, bad_file, line", [
+    (QRELS, RUN.replace("\n", "\r"), "run", 1),
+    (QRELS.replace("\n", "\r"), RUN, "qrels", 1),
+    (QRELS, "q1 Q0 d1 1 0.9 t\n\rq1 Q0 d2 2 0.8 t\n", "run", 2),
+    (QRELS, "# a comment\rq1 Q0 d1 1 0.9 t\n", "run", 1),
+], ids=["run-cr-only", "qrels-cr-only", "run-lfcr", "comment-then-cr"])
+def test_a_carriage_return_inside_a_line_is_an_error(tmp_path, qrels, run, bad_file, line):
+    """Old Mac (CR-only) line ends would make the file one line; trec_eval then reads a
+    single row and silently ignores the rest. Here it is an error."""
+    expect_error(tmp_path, qrels, run, bad_file, line, "carriage return inside the line")
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    assert read_ranked(qrels_path, run_path, ties="docno_desc", score_precision="float64",
+                       seed=0, depth=None, duplicates="error") is None
+
+
+def test_final_line_without_newline_is_read(tmp_path):
+    result = same_both_ways(*files(tmp_path, QRELS.rstrip("\n"), RUN.rstrip("\n")))
+    assert result.means["num_ret"] == 4
+
+
+def test_a_line_longer_than_any_buffer(tmp_path):
+    """A 40 MiB docno: five times the native reader's 8 MiB block, read whole, in
+    linear time (the pieces are joined once)."""
+    long_docno = "x" * (40 << 20)
+    qrels = QRELS + f"q1 0 {long_docno} 3\n"
+    run = f"q1 Q0 {long_docno} 1 1.5 t\n" + RUN
+    result = same_both_ways(*files(tmp_path, qrels, run))
+    assert result.values["P_1"][0] == 1.0 and result.values["num_rel_ret"][0] == 3
+
+
+# ------------------------------------------------------------------ duplicates, empty files
+
+@pytest.mark.parametrize("qrels, run, bad_file, line", [
+    (QRELS, RUN + "q2 Q0 d1 2 0.1 t\n", "run", 5),
+    (QRELS + "q1 0 d1 0\n", RUN, "qrels", 5),
+], ids=["run", "qrels"])
+def test_duplicate_documents_are_errors_naming_both_lines(tmp_path, qrels, run, bad_file, line):
+    expect_error(tmp_path, qrels, run, bad_file, line, "duplicate docno 'd1'")
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    with pytest.warns(DuplicatesDroppedWarning):
+        kept = evaluate_quietly(qrels_path, run_path, duplicates="first")
+    assert kept.means["num_ret"] == 4
+
+
+@pytest.mark.parametrize("qrels, run, bad_file, words", [
+    (QRELS, "", "run", "no results (the file has no data lines)"),
+    ("", RUN, "qrels", "no judgments (the file has no data lines)"),
+    (QRELS, "# only a comment\n\n", "run", "no results"),
+    ("# only a comment\n", RUN, "qrels", "no judgments"),
+], ids=["run-empty", "qrels-empty", "run-comments-only", "qrels-comments-only"])
+def test_files_without_data_lines_are_errors(tmp_path, qrels, run, bad_file, words):
+    expect_error(tmp_path, qrels, run, bad_file, 0, words)
+
+
+# ------------------------------------------------------------------ topics
+
+def test_topics_with_no_or_only_negative_judgments_score_zero_and_count(tmp_path):
+    qrels = QRELS + "q3 0 d1 -1\nq3 0 d2 -2\nq4 0 d1 0\n"
+    run = RUN + "q3 Q0 d1 1 0.5 t\nq4 Q0 d1 1 0.5 t\n"
+    result = same_both_ways(*files(tmp_path, qrels, run))
+    assert result.topics == ("q1", "q2", "q3", "q4")
+    for name in ("map", "P_1", "ndcg"):
+        assert result.values[name][2] == 0 and result.values[name][3] == 0
+
+
+def test_run_topics_without_judgments_are_reported_not_evaluated(tmp_path):
+    qrels_path, run_path = files(tmp_path, run=RUN + "q9 Q0 d1 1 0.5 t\n")
+    with pytest.warns(TopicsWarning, match="1 run topics have no judgments"):
+        result = evaluate(qrels_path, run_path, MEASURES)
+    assert result.run_only_topics == ("q9",) and "q9" not in result.topics
+
+
+def test_qrels_topics_absent_from_the_run_are_reported_and_skipped_or_zero(tmp_path):
+    qrels_path, run_path = files(tmp_path, qrels=QRELS + "q7 0 d1 1\n")
+    with pytest.warns(TopicsWarning, match="1 qrels topics are missing from the run"):
+        skipped = evaluate(qrels_path, run_path, MEASURES)
+    assert skipped.missing_topics == ("q7",) and skipped.topics == ("q1", "q2")
+    with pytest.warns(TopicsWarning, match="score 0"):
+        zero = evaluate(qrels_path, run_path, MEASURES, topics="qrels")
+    assert zero.topics == ("q1", "q2", "q7") and zero.values["map"][2] == 0
+    assert zero.means["map"] == pytest.approx(skipped.means["map"] * 2 / 3, rel=1e-15)
+
+
+def test_interleaved_run_topics_are_accepted(tmp_path):
+    lines = RUN.splitlines(keepends=True)
+    result = same_both_ways(*files(tmp_path, run="".join([lines[0], lines[3]] + lines[1:3])))
+    assert result.means["num_ret"] == 4
+
+
+# ------------------------------------------------------------------ bytes
+
+@pytest.mark.parametrize("qrels, run, bad_file, line, words", [
+    (QRELS, b"q1 Q0 d1 1 0.9 t\nq1 Q0 d\xff2 2 0.8 t\n", "run", 2,
+     "not valid UTF-8: byte 0xff at column 8"),
+    (b"q1 0 \xc3(1 2\n", RUN, "qrels", 1, "not valid UTF-8: byte 0xc3 at column 6"),
+    (QRELS, "q1 Q0 d1 1 0.9 t\nq1 Q0 d\x002 2 0.8 t\n", "run", 2, "NUL byte"),
+], ids=["run-0xff", "qrels-bad-sequence", "run-nul"])
+def test_non_utf8_and_nul_bytes_are_errors(tmp_path, qrels, run, bad_file, line, words):
+    expect_error(tmp_path, qrels, run, bad_file, line, words)
+
+
+def test_a_truncated_gzip_names_the_last_complete_line(tmp_path):
+    data = gzip.compress(RUN.encode() * 2000, mtime=0)
+    qrels_path, run_path = files(tmp_path, run=data[: len(data) // 2])
+    with pytest.raises(FormatError, match="truncated or corrupt gzip data after line") as error:
+        evaluate(qrels_path, run_path, MEASURES, duplicates="first")
+    assert error.value.path == str(run_path) and error.value.line_number > 0
+
+
+def test_a_gzipped_run_reads_like_the_plain_one(tmp_path):
+    qrels_path, run_path = files(tmp_path, run=gzip.compress(RUN.encode()))
+    plain = same_both_ways(*files(tmp_path / "plain"))
+    assert same_both_ways(qrels_path, run_path).means == plain.means
+
+
+# ------------------------------------------------------------------ a file over 2 GiB
+
+@pytest.mark.skipif(not os.environ.get("CUMGAIN_BIG_TESTS"),
+                    reason="writes a 2.2 GB file; set CUMGAIN_BIG_TESTS=1")
+def test_a_run_file_over_two_gigabytes(tmp_path):
+    """No 32-bit offset anywhere: 2.2 GB, 40,000 topics x 1,000 documents whose
+    expected values follow from the construction (d0..d9 relevant, ranked first)."""
+    n_topics, depth, padding = 40_000, 1_000, "p" * 24
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    with open(qrels_path, "w") as qrels:
+        for t in range(n_topics):
+            qrels.write("".join(f"t{t} 0 d{i} 1\n" for i in range(10)))
+    ranks = [f"Q0 d{i}{padding} {i + 1} {depth - i} run\n" for i in range(depth)]
+    ranks[:10] = [f"Q0 d{i} {i + 1} {depth - i} run\n" for i in range(10)]
+    block = "".join(ranks)
+    with open(run_path, "w") as run:
+        for t in range(n_topics):
+            run.write(f"t{t} " + f"t{t} ".join(block.splitlines(keepends=True)))
+    assert os.path.getsize(run_path) > 2 ** 31
+    result = evaluate(qrels_path, run_path, ["num_ret", "num_rel_ret", "map", "P_10", "P_20"])
+    assert result.means["num_ret"] == n_topics * depth
+    assert result.means["num_rel_ret"] == n_topics * 10
+    assert result.means["map"] == 1.0 and result.means["P_10"] == 1.0
+    assert result.means["P_20"] == 0.5
