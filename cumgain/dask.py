@@ -56,8 +56,10 @@ except ImportError as error:  # pragma: no cover - the extra is not installed
         "pyarrow for Parquet): pip install 'cumgain[dask]'") from error
 
 from cumgain import Evaluation, TopicsWarning, stream
+from cumgain.batch import Ragged
+from cumgain.evaluator import Ranking, rank
 from cumgain.exceptions import InputError
-from cumgain.gains import gain_mapping
+from cumgain.gains import GainMapping, gain_mapping
 from cumgain.measures import DISCOUNT_NAMES
 from cumgain.trec_io import DuplicatesDroppedWarning, Qrels, Run
 from cumgain.vectors import cg as cg_vectors
@@ -468,36 +470,64 @@ def _gains_parameter(gains: Any) -> str:
 
 
 def _vector_spellings(spec: _VectorSpec) -> list:
-    """CG@1..n and DCG@1..n: the engine's values by rank are the CG and DCG vectors
-    (each ``X@i`` is the running sum of the vector API up to rank i)."""
+    """CG@1 and DCG@1 with the vectors' gains, discount and base, for
+    :func:`stream.prepare` to check them (and the ranking policies) with the engine's
+    own messages; the vectors themselves are not computed by the engine."""
     gains = "" if spec.gains is None else _gains_parameter(spec.gains)
     discount = f"discount={spec.discount}, base={spec.base!r}"
-    cg_names = [f"CG@{i}({gains})" if gains else f"CG@{i}" for i in range(1, spec.depth + 1)]
-    dcg_names = [f"DCG@{i}({discount}{', ' + gains if gains else ''})"
-                 for i in range(1, spec.depth + 1)]
-    return cg_names + dcg_names
+    return [f"CG@1({gains})" if gains else "CG@1",
+            f"DCG@1({discount}{', ' + gains if gains else ''})"]
 
 
-def _vector_sums(topics: list, values: np.ndarray, judged: stream.JudgedTopics,
-                 spec: _VectorSpec) -> dict:
-    """Per curve, the sum over these topics by rank and the number of topics summed."""
+def _rank_topics(qrels_by_topic: dict, run_by_topic: dict, setup: stream.EvaluationSetup,
+                 topics: str) -> Ranking:
+    """These topics ranked by :func:`cumgain.rank` under the setup's policies.
+
+    ``judged_only`` with ``ties="average"``: the engine forms the tie groups after
+    dropping the unjudged documents, so only the judged documents are ranked. That is
+    the engine's ranking: there is no depth cut here, and the average rule has no tie
+    keys that depend on a document's position in its topic (``"random"`` has)."""
+    policies = setup.policies
+    if policies["judged_only"] and policies["ties"] == "average":
+        run_by_topic = {topic: {doc: score for doc, score in documents.items()
+                                if qrels_by_topic[topic].get(doc, -1.0) >= 0}
+                        for topic, documents in run_by_topic.items()}
+    return rank(qrels_by_topic, run_by_topic, ties=policies["ties"],
+                score_precision=policies["score_precision"], topics=topics,
+                duplicates="error", seed=policies["seed"], warn=False)
+
+
+def _ranked_gains(ranking: Ranking, mapping: GainMapping, judged_only: bool) -> Ragged:
+    """Per topic, the gain of each ranked document; with ``judged_only`` (trec_eval -J)
+    the documents without a judgment >= 0 are dropped and the ranks close up."""
+    gains = ranking.gains(mapping)
+    if not judged_only:
+        return gains
+    kept_before = np.concatenate([[0], np.cumsum(ranking.judged, dtype=np.int64)])
+    return Ragged(np.ascontiguousarray(gains.values[ranking.judged]),
+                  kept_before[gains.offsets])
+
+
+def _vector_sums(ranking: Ranking, setup: stream.EvaluationSetup, spec: _VectorSpec) -> dict:
+    """Per curve, the sum over the ranked topics by rank and the number of topics summed.
+
+    Each topic's vectors to rank n = ``spec.depth`` from its gains: CG and DCG (eqs. 1-2),
+    the ideal CG and DCG from its judged gains (eq. 4), and nCG, nDCG = norm-vect
+    (eq. 5); linear in n per topic. A NaN (``zero_ideal=nan``) is left out of its
+    rank's sum and count."""
     n = spec.depth
     mapping = gain_mapping("identity" if spec.gains is None else spec.gains)
-    judged_gains = [mapping(list(judged.by_topic[topic].values())) for topic in topics]
-    ideal = ideal_gains(judged_gains, n) if topics else np.zeros((0, n))
-    curves = {"cg": values[:, :n], "dcg": values[:, n:2 * n]}
-    curves["ideal_cg"] = cg_vectors(ideal, n) if topics else np.zeros((0, n))
-    curves["ideal_dcg"] = dcg_vectors(ideal, n, discount=spec.discount, base=spec.base) \
-        if topics else np.zeros((0, n))
-    if topics:
-        curves["ncg"] = norm_vect(curves["cg"], curves["ideal_cg"], zero_ideal=spec.zero_ideal)
-        curves["ndcg"] = norm_vect(curves["dcg"], curves["ideal_dcg"],
-                                   zero_ideal=spec.zero_ideal)
-    else:
-        curves["ncg"] = curves["ndcg"] = np.zeros((0, n))
+    gains = _ranked_gains(ranking, mapping, setup.policies["judged_only"])
+    ideal = ideal_gains(ranking.judged_gains(mapping), n)
+    curves = {"cg": cg_vectors(gains, n),
+              "dcg": dcg_vectors(gains, n, discount=spec.discount, base=spec.base),
+              "ideal_cg": cg_vectors(ideal, n),
+              "ideal_dcg": dcg_vectors(ideal, n, discount=spec.discount, base=spec.base)}
+    curves["ncg"] = norm_vect(curves["cg"], curves["ideal_cg"], zero_ideal=spec.zero_ideal)
+    curves["ndcg"] = norm_vect(curves["dcg"], curves["ideal_dcg"], zero_ideal=spec.zero_ideal)
     sums = {}
     for name in CURVES:
-        matrix = np.asarray(curves[name], dtype=np.float64).reshape(len(topics), n)
+        matrix = np.asarray(curves[name], dtype=np.float64).reshape(len(ranking.topics), n)
         present = ~np.isnan(matrix)
         sums[name] = (np.where(present, matrix, 0.0).sum(axis=0), present.sum(axis=0))
     return sums
@@ -505,10 +535,12 @@ def _vector_sums(topics: list, values: np.ndarray, judged: stream.JudgedTopics,
 
 def _vector_partition(frame: pd.DataFrame, judged: stream.JudgedTopics,
                       setup: stream.EvaluationSetup, spec: _VectorSpec) -> tuple:
+    """``(run topics, sums by curve, rows dropped)`` of one partition."""
     run_by_topic, dropped = _run_by_topic(frame, setup.duplicates)
-    topics, values = stream.evaluate_piece(run_by_topic, judged, setup)
-    return list(run_by_topic), _vector_sums(topics, values, judged, spec), \
-        sum(dropped.values())
+    topics = [topic for topic in run_by_topic if topic in judged.by_topic]
+    ranking = _rank_topics(judged.subset(topics), {topic: run_by_topic[topic] for topic in topics},
+                           setup, "both")
+    return list(run_by_topic), _vector_sums(ranking, setup, spec), sum(dropped.values())
 
 
 def average_vectors(qrels: Any, run: Any, depth: int, *, gains: Any = None,
@@ -527,9 +559,10 @@ def average_vectors(qrels: Any, run: Any, depth: int, *, gains: Any = None,
     ``{level: gain}`` dict; ``discount`` / ``base``: as in :func:`cumgain.dcg` (default
     the TOIS rule, b = 2); ``zero_ideal``: the normalised value where the ideal is 0
     (``nan`` leaves such topics out of that rank's average). Ranking policies as in
-    :func:`evaluate`. Each topic's vectors come from the engine's ``CG@i`` / ``DCG@i``
-    for i = 1..depth, which costs O(depth^2) per topic: fine for the paper's depths
-    (tens to hundreds), slow for thousands.
+    :func:`evaluate` (``judged_only`` drops the unjudged documents, closing the gaps).
+    Each partition ranks its topics with :func:`cumgain.rank` and builds their vectors
+    with the kernels of :mod:`cumgain.vectors`, in time linear in ``depth`` (the
+    per-topic vectors of :func:`cumgain.curves.compute`, which has no ``judged_only``).
     """
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
         raise InputError(f"depth must be a positive integer, got {depth!r}")
@@ -562,8 +595,8 @@ def average_vectors(qrels: Any, run: Any, depth: int, *, gains: Any = None,
     sums = [p[1] for p in partials]
     n_topics = len(run_topics) - len(run_only)
     if topics == "qrels" and missing:
-        missing_topics, values = stream.evaluate_missing(list(missing), judged, setup)
-        sums.append(_vector_sums(missing_topics, values, judged, spec))
+        ranking = _rank_topics(judged.subset(missing), {}, setup, "qrels")
+        sums.append(_vector_sums(ranking, setup, spec))
         n_topics += len(missing)
     if warn and (run_only or missing or judged.empty):
         warnings.warn(stream.topics_warning(run_only, missing, judged.empty, topics),

@@ -425,7 +425,21 @@ def _ideal_lists(judged_gains: np.ndarray, offsets: np.ndarray):
     return values, _offsets_from_counts(counts)
 
 
-def _aggregate(measure: Measure, values: np.ndarray) -> float:
+def aggregate(measure: Measure, values: np.ndarray) -> float:
+    """The mean that :attr:`Evaluation.means` reports for ``measure`` over per-topic
+    ``values`` (in topic order): ``S / n`` with ``S = sum_t v_t`` summed sequentially in
+    topic order, as trec_eval does; ``S`` itself for counts (``num_rel``, ``num_ret``,
+    ...); ``exp(S / n)`` for ``gm_map``, whose per-topic values are already
+    ``log(max(AP, 1e-5))``; 0 for no topics.
+
+    Pieces of an evaluation (:mod:`cumgain.stream`, :mod:`cumgain.dask`) are combined with
+    it, so their means are bit-identical to :func:`evaluate`'s.
+
+    >>> from cumgain.measures import parse_measures
+    >>> p5, num_rel = parse_measures(["P_5", "num_rel"])
+    >>> aggregate(p5, np.array([0.2, 0.6])), aggregate(num_rel, np.array([3.0, 4.0]))
+    (0.4, 7.0)
+    """
     if len(values) == 0:
         return 0.0
     total = float(np.cumsum(values)[-1])  # sequential, in topic order, like trec_eval
@@ -639,7 +653,7 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     ranked = {flag: _judged_only(everything) if flag else everything for flag in flags}
     context = _Context(ranked, policies)
     values = {measure.name: _compute(measure, context)[chosen_index] for measure in measure_list}
-    means = {measure.name: _aggregate(measure, values[measure.name]) for measure in measure_list}
+    means = {measure.name: aggregate(measure, values[measure.name]) for measure in measure_list}
     return Evaluation(topics=ranking.topics, measures=tuple(measure_list), values=values,
                       means=means, run_only_topics=ranking.run_only_topics,
                       missing_topics=ranking.missing_topics,

@@ -1,8 +1,8 @@
 """Evaluate a run file larger than memory, one chunk of whole topics at a time.
 
 :func:`evaluate_stream` reads a TREC run file (plain or gzip) block by block with the
-reference reader's parser (:mod:`cumgain.trec_io`: the same grammar, the same errors
-with file, line and text), gathers ``topics_per_chunk`` complete topics, evaluates
+reference reader (:func:`cumgain.trec_io.iter_run_blocks`: the same grammar, the same
+errors with file, line and text), gathers ``topics_per_chunk`` complete topics, evaluates
 them with :func:`cumgain.evaluate`, keeps only their per-topic values, and moves on.
 Memory is bounded by one chunk plus one read block (8 MiB of text, parsed 1 MiB at a
 time), not by the file. The qrels are held in memory (they are small next to the run).
@@ -16,9 +16,9 @@ the single-machine per-topic values bit for bit: the ranking policies (``ties``,
 ``score_precision``, ``depth``, ``judged_only``, ``relevance_level``) only look inside a
 topic, and one seed is drawn once for ``ties="random"``. The means are then computed
 from all per-topic values, in the evaluator's topic order (byte order of the id) and
-with its rule (sequential sum; sums for counts; ``exp(mean(log(max(AP, 1e-5))))`` for
-``gm_map``), so they are bit-identical too. :mod:`cumgain.dask` combines its partitions
-with the same functions (:func:`prepare`, :func:`evaluate_piece`, :func:`combine`).
+with its rule (:func:`cumgain.evaluator.aggregate`), so they are bit-identical too.
+:mod:`cumgain.dask` combines its partitions with the same functions (:func:`prepare`,
+:func:`evaluate_piece`, :func:`combine`).
 
 Differences from :func:`cumgain.evaluate` on the same file: errors are raised in file
 order as the file streams (a duplicate docno early in the file is reported before a
@@ -27,20 +27,19 @@ chunks before the error have been evaluated in vain.
 """
 from __future__ import annotations
 
+import contextlib
 import heapq
-import math
 import os
-import sys
 import tempfile
 import warnings
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Iterable, Iterator, Optional, Union
+from typing import Any, Iterable, Iterator, Optional, Union
 
 import numpy as np
 
 from cumgain import Evaluation, TopicsWarning, evaluate, trec_io
+from cumgain.evaluator import aggregate
 from cumgain.exceptions import FormatError, InputError
-from cumgain.measures import Measure
 
 __all__ = ["EvaluationSetup", "JudgedTopics", "combine", "evaluate_missing", "evaluate_piece",
            "evaluate_stream", "judged_topics", "prepare", "sort_run_by_topic", "topic_sets"]
@@ -49,7 +48,7 @@ DEFAULT_TOPICS_PER_CHUNK = 1000
 DEFAULT_MEMORY_LIMIT = 256 << 20   # bytes of run lines held by sort_run_by_topic
 LINE_OVERHEAD = 120                # bytes per held line beyond its text (Python objects)
 MERGE_FAN_IN = 64                  # sorted temporary files merged at once
-PARSE_BYTES = 1 << 20              # parse the run text 1 MiB at a time
+PARSE_BYTES = 1 << 20              # parse the run text 1 MiB at a time (see _TopicReader)
 
 
 # ---------------------------------------------------------------- pieces and their sum
@@ -145,20 +144,6 @@ def evaluate_missing(missing: list, judged: JudgedTopics, setup: EvaluationSetup
     return list(result.topics), values.reshape(len(result.topics), len(setup.measures))
 
 
-def aggregate(measure: Measure, values: np.ndarray) -> float:
-    """The evaluator's mean: ``sum_t v_t`` summed sequentially in topic order, divided
-    by the number of topics; the sum itself for counts; ``exp(sum / n)`` for gm_map
-    (whose per-topic values are already ``log(max(AP, 1e-5))``); 0 for no topics."""
-    if len(values) == 0:
-        return 0.0
-    total = float(np.cumsum(values)[-1])
-    if measure.aggregate == "sum":
-        return total
-    if measure.aggregate == "gmean":
-        return math.exp(total / len(values))
-    return total / len(values)
-
-
 def topics_warning(run_only: tuple, missing: tuple, empty: tuple, topics: str) -> str:
     """The text of the :class:`TopicsWarning` that :func:`cumgain.evaluate` gives."""
     parts = []
@@ -239,89 +224,41 @@ class _Topic:
     lines: np.ndarray
 
 
-def _open(path: Any) -> tuple:
-    """``(stream, source, close)`` for a path or ``"-"`` (standard input)."""
-    if isinstance(path, str) and path == "-":
-        return sys.stdin.buffer, "<stdin>", False
-    if not isinstance(path, (str, os.PathLike)):
-        raise InputError(f"the run path must be a str or os.PathLike, got {type(path).__name__}")
-    source = os.fsdecode(os.fspath(path))
-    return open(source, "rb"), source, True
-
-
-def _pieces(text: bytes, first_line: int) -> Iterator[tuple]:
-    """Split a block of whole lines into pieces of about ``PARSE_BYTES`` whole lines,
-    with the number of each piece's first line."""
-    start = 0
-    while start < len(text):
-        end = start + PARSE_BYTES
-        if end < len(text):
-            cut = text.rfind(b"\n", start, end)
-            if cut < 0:                        # a line longer than a piece
-                cut = text.find(b"\n", end)
-            end = len(text) if cut < 0 else cut + 1
-        piece = text[start:end]
-        yield piece, first_line
-        first_line += piece.count(b"\n")
-        start = end
-
-
-def _parsed_batches(stream: BinaryIO, source: str) -> Iterator[tuple]:
-    """The data lines of the run, a piece at a time: ``(text, first_line, qids,
-    docnos, scores, lines, tag)``, parsed by the reference reader (its grammar, its
-    errors with file, line and text). The reader's 8 MiB blocks are parsed in 1 MiB
-    pieces, which keeps the Python objects of a parse (about 25 times the text) small."""
-    kind = trec_io._RUN
-    for block, block_first_line in trec_io._batches(stream, source):
-        for text, first_line in _pieces(block, block_first_line):
-            batch = trec_io._parse_batch(text, first_line, source, kind)
-            if batch is None:
-                continue
-            qids, docnos, tokens, lines, tag = batch
-            scores = trec_io._parse_numbers(tokens, lines, text, first_line, source, kind)
-            yield text, first_line, qids, docnos, scores, lines, tag
-
-
 class _TopicReader:
-    """Iterate the topics of a topic-contiguous run file; ``tag`` is the last line's
-    tag and ``topics`` every topic met, once the iteration is done."""
+    """Iterate the topics of a topic-contiguous run file; ``source`` names the file once
+    the first topic is out, ``tag`` is the last line's tag and ``topics`` every topic
+    met (with the line of its first row) once the iteration is done.
+
+    The file is parsed :data:`PARSE_BYTES` of text at a time, which keeps the Python
+    objects of a parse (about 25 times the text) small next to a chunk of topics."""
 
     def __init__(self, path: Any):
         self.path = path
+        self.source = ""
         self.tag = ""
         self.topics: dict = {}     # topic -> line of its first row
 
     def __iter__(self) -> Iterator[_Topic]:
-        stream, source, close = _open(self.path)
-        self.source = source
-        try:
-            yield from self._read(stream, source)
-        finally:
-            if close:
-                stream.close()
-
-    def _read(self, stream: BinaryIO, source: str) -> Iterator[_Topic]:
         current = None
         docnos: list = []
         scores: list = []
         lines: list = []
-        for _, _, qids, batch_docnos, batch_scores, batch_lines, tag in \
-                _parsed_batches(stream, source):
-            self.tag = tag.decode()
-            decoded = list(map(bytes.decode, batch_docnos))
-            keys = np.array(qids)
+        for block in trec_io.iter_run_blocks(self.path, block_bytes=PARSE_BYTES):
+            self.source, self.tag = block.source, block.tag
+            decoded = list(map(bytes.decode, block.docnos))
+            keys = np.array(block.qids)
             starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
-            ends = np.append(starts[1:], len(qids))
+            ends = np.append(starts[1:], len(keys))
             for start, end in zip(starts.tolist(), ends.tolist()):
-                topic = qids[start].decode()
+                topic = block.qids[start].decode()
                 if topic != current:
                     if current is not None:
                         yield _Topic(current, docnos, np.concatenate(scores),
                                      np.concatenate(lines))
-                    line = int(batch_lines[start])
+                    line = int(block.lines[start])
                     if topic in self.topics:
                         raise FormatError(
-                            source, line,
+                            block.source, line,
                             f"topic {topic!r} appears again after other topics (its lines "
                             f"began at line {self.topics[topic]}); streaming needs each "
                             "topic's lines together: sort the file with "
@@ -329,11 +266,10 @@ class _TopicReader:
                     self.topics[topic] = line
                     current, docnos, scores, lines = topic, [], [], []
                 docnos.extend(decoded[start:end])
-                scores.append(batch_scores[start:end])
-                lines.append(batch_lines[start:end])
-        if current is None:
-            raise FormatError(source, 0, "no results (the file has no data lines)")
-        yield _Topic(current, docnos, np.concatenate(scores), np.concatenate(lines))
+                scores.append(block.scores[start:end])
+                lines.append(block.lines[start:end])
+        if current is not None:            # iter_run_blocks raises for a file without data
+            yield _Topic(current, docnos, np.concatenate(scores), np.concatenate(lines))
 
 
 def _documents(topic: _Topic, duplicates: str, source: str, dropped: list) -> dict:
@@ -444,8 +380,9 @@ def sort_run_by_topic(in_path: Any, out_path: Union[str, os.PathLike],
             or memory_limit < 1:
         raise InputError(f"memory_limit must be a positive number of bytes, got {memory_limit!r}")
     out_path = os.fsdecode(os.fspath(out_path))
-    stream, source, close = _open(in_path)
-    with tempfile.TemporaryDirectory(prefix="cumgain-sort-", dir=temp_dir) as folder:
+    blocks = trec_io.iter_run_blocks(in_path, block_bytes=PARSE_BYTES)
+    with tempfile.TemporaryDirectory(prefix="cumgain-sort-", dir=temp_dir) as folder, \
+            contextlib.closing(blocks):
         runs: list = []
         held: list = []
         size = 0
@@ -456,21 +393,13 @@ def sort_run_by_topic(in_path: Any, out_path: Union[str, os.PathLike],
             _write_lines(runs[-1], held)
             held.clear()
 
-        try:
-            for text, first_line, _, _, _, lines, _ in _parsed_batches(stream, source):
-                all_lines = text.split(b"\n")
-                for index in (lines - first_line).tolist():
-                    line = all_lines[index]
-                    held.append(line)
-                    size += len(line) + LINE_OVERHEAD
-                    if size >= memory_limit:
-                        spill()
-                        size = 0
-        finally:
-            if close:
-                stream.close()
-        if not runs and not held:
-            raise FormatError(source, 0, "no results (the file has no data lines)")
+        for block in blocks:               # raises for a file without data lines
+            for line in block.line_texts():
+                held.append(line)
+                size += len(line) + LINE_OVERHEAD
+                if size >= memory_limit:
+                    spill()
+                    size = 0
         if not runs:                           # everything fitted: no merge needed
             held.sort(key=_topic_key)
             return _write_lines(out_path, held)

@@ -89,6 +89,13 @@ topic that is evaluated); here every duplicate is found when reading.
 with a :class:`DuplicatesDroppedWarning` giving the number dropped and the
 first one; nothing is ever dropped silently.
 
+Blocks
+------
+:func:`iter_run_blocks` reads a run file a block of lines at a time, for callers
+that must not hold the whole run (:mod:`cumgain.stream`): the same grammar and
+errors, in file order, but duplicates are left to the caller (they need whole
+topics).
+
 Dicts (pytrec_eval style)
 -------------------------
 ``{qid: {docid: value}}``. Ids are converted with ``str()``; two keys that
@@ -117,6 +124,7 @@ arrays have no single truth value).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -136,6 +144,8 @@ __all__ = [
     "DuplicatesDroppedWarning",
     "Qrels",
     "Run",
+    "RunBlock",
+    "iter_run_blocks",
     "load_qrels",
     "load_run",
     "qrels_from_dataframe",
@@ -147,6 +157,7 @@ __all__ = [
 ]
 
 _BATCH = 1 << 23        # parse about 8 MiB of text at a time
+_BLOCK = 1 << 20        # iter_run_blocks: parse 1 MiB of text at a time
 _READ = 1 << 20         # read 1 MiB at a time from a file or a gzip stream
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
@@ -280,16 +291,121 @@ def read_run(path: str | os.PathLike, *, duplicates: str = "error") -> Run:
 
 
 def _read_file(path, kind: _Kind):
-    if isinstance(path, str) and path == "-":
-        return _read_stream(sys.stdin.buffer, "<stdin>", kind)
+    with _opened(path, kind) as (stream, source):
+        return _read_stream(stream, source, kind)
+
+
+def _check_path(path: Any, kind: _Kind) -> None:
     if not isinstance(path, (str, os.PathLike)):
         raise InputError(
             f"the {kind.name} path must be a str or os.PathLike, got {type(path).__name__}")
+
+
+@contextlib.contextmanager
+def _opened(path, kind: _Kind) -> Iterator[tuple[BinaryIO, str]]:
+    """``(stream, source)``: the file, closed on exit, or standard input for ``"-"``."""
+    if isinstance(path, str) and path == "-":
+        yield sys.stdin.buffer, "<stdin>"
+        return
+    _check_path(path, kind)
     source = os.fspath(path)
     if isinstance(source, bytes):
         source = os.fsdecode(source)
     with open(source, "rb") as stream:
-        return _read_stream(stream, source, kind)
+        yield stream, source
+
+
+@dataclass(frozen=True, eq=False)
+class RunBlock:
+    """The data lines of one block of a run file, parsed (see :func:`iter_run_blocks`).
+
+    ``qids`` and ``docnos``: the qid and docno of each data line in file order, as the
+    file's bytes (checked to be UTF-8: ``bytes.decode`` gives the ``str`` ids that
+    :func:`read_run` returns; they are left undecoded for callers that look at a few,
+    e.g. at topic boundaries); ``scores``: float64; ``lines``: the int64 1-based line
+    numbers in ``source``; ``tag``: the tag of the block's last data line. ``text`` is
+    the block as read, whole lines from line ``first_line`` on (comment and blank lines
+    included, the file's last newline possibly missing).
+    """
+
+    source: str
+    qids: list[bytes]
+    docnos: list[bytes]
+    scores: np.ndarray
+    lines: np.ndarray
+    tag: str
+    text: bytes
+    first_line: int
+
+    def line_texts(self) -> list[bytes]:
+        """The text of each data line as read, without its newline."""
+        every_line = self.text.split(b"\n")
+        return list(map(every_line.__getitem__, (self.lines - self.first_line).tolist()))
+
+
+def iter_run_blocks(path: str | os.PathLike, *, block_bytes: int = _BLOCK
+                    ) -> Iterator[RunBlock]:
+    """Read a TREC run file (plain or gzip; ``"-"`` is standard input) a block of whole
+    lines at a time, for callers that must not hold the whole run (:mod:`cumgain.stream`).
+
+    Each :class:`RunBlock` holds about ``block_bytes`` of text (more when a single line
+    is longer) and its data lines, parsed with :func:`read_run`'s grammar. Its errors
+    are :func:`read_run`'s, with file, line and text, raised in file order as the
+    iteration reaches them; a file without data lines raises the "no results" error
+    once it is read through. Blocks without data lines are not yielded. Duplicate
+    docnos are **not** looked for (that needs whole topics: the caller's job). Memory:
+    one 8 MiB read block plus the current block, whose parse takes about 25 times its
+    text in Python objects. A path of the wrong type is an :class:`InputError` at once.
+
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "run.txt")
+    ...     with open(path, "w") as out:
+    ...         _ = out.write("q1 Q0 d1 1 2.5 bm25\\n# note\\nq1 Q0 d2 2 1 bm25\\n")
+    ...     blocks = list(iter_run_blocks(path))
+    >>> [(b.qids, b.docnos, b.scores.tolist(), b.lines.tolist(), b.tag) for b in blocks]
+    [([b'q1', b'q1'], [b'd1', b'd2'], [2.5, 1.0], [1, 3], 'bm25')]
+    """
+    _check_path(path, _RUN)
+    if isinstance(block_bytes, bool) or not isinstance(block_bytes, (int, np.integer)) \
+            or block_bytes < 1:
+        raise InputError(f"block_bytes must be a positive integer, got {block_bytes!r}")
+    return _run_blocks(path, int(block_bytes))
+
+
+def _run_blocks(path, block_bytes: int) -> Iterator[RunBlock]:
+    kind = _RUN
+    found = False
+    with _opened(path, kind) as (stream, source):
+        for batch, batch_first_line in _batches(stream, source):
+            for text, first_line in _split_lines(batch, batch_first_line, block_bytes):
+                parsed = _parse_batch(text, first_line, source, kind)
+                if parsed is None:
+                    continue
+                qids, docnos, tokens, lines, tag = parsed
+                scores = _parse_numbers(tokens, lines, text, first_line, source, kind)
+                found = True
+                yield RunBlock(source, qids, docnos, scores, lines, tag.decode(), text,
+                               first_line)
+    if not found:
+        raise FormatError(source, 0, f"{kind.empty} (the file has no data lines)")
+
+
+def _split_lines(text: bytes, first_line: int, size: int) -> Iterator[tuple[bytes, int]]:
+    """Cut whole lines into pieces of about ``size`` bytes of whole lines, with the
+    number of each piece's first line."""
+    start = 0
+    while start < len(text):
+        end = start + size
+        if end < len(text):
+            cut = text.rfind(b"\n", start, end)
+            if cut < 0:                        # a line longer than a piece
+                cut = text.find(b"\n", end)
+            end = len(text) if cut < 0 else cut + 1
+        piece = text[start:end]
+        yield piece, first_line
+        first_line += piece.count(b"\n")
+        start = end
 
 
 def _read_stream(stream: BinaryIO, source: str, kind: _Kind):

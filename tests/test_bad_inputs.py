@@ -248,11 +248,11 @@ def test_a_gzipped_run_reads_like_the_plain_one(tmp_path):
 # ------------------------------------------------------------------ a file over 2 GiB
 
 @pytest.mark.skipif(not os.environ.get("CUMGAIN_BIG_TESTS"),
-                    reason="writes a 2.2 GB file; set CUMGAIN_BIG_TESTS=1")
+                    reason="writes a 2.3 GB file; set CUMGAIN_BIG_TESTS=1")
 def test_a_run_file_over_two_gigabytes(tmp_path):
-    """No 32-bit offset anywhere: 2.2 GB, 40,000 topics x 1,000 documents whose
+    """No 32-bit offset anywhere: 2.3 GB, 40,000 topics x 1,000 documents whose
     expected values follow from the construction (d0..d9 relevant, ranked first)."""
-    n_topics, depth, padding = 40_000, 1_000, "p" * 24
+    n_topics, depth, padding = 40_000, 1_000, "p" * 32
     qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
     with open(qrels_path, "w") as qrels:
         for t in range(n_topics):

@@ -23,6 +23,7 @@ pd = pytest.importorskip("pandas")
 
 import cumgain
 import cumgain.dask as cgd
+from cumgain import curves
 from cumgain.exceptions import InputError
 from cumgain.trec_io import DuplicatesDroppedWarning, load_run
 
@@ -505,6 +506,64 @@ def test_average_vectors_match_the_vector_api(gains, discount, base, topics):
     assert (averaged.ndcg_counts == len(chosen)).all()
     order = averaged.average_then_normalise("ndcg")
     assert np.array_equal(order, cumgain.norm_vect(averaged.dcg, averaged.ideal_dcg))
+
+
+@pytest.mark.parametrize("measure, field", [("CG", "cg"), ("DCG", "dcg"), ("nCG", "ncg"),
+                                            ("nDCG", "ndcg")])
+@pytest.mark.parametrize("zero_ideal", [0.0, float("nan")])
+def test_average_vectors_match_the_single_machine_curves(measure, field, zero_ideal):
+    """cumgain.curves.compute averages the same per-topic vectors on one machine
+    (normalise_then_average for nCG/nDCG): equal within the summation bound, and the
+    ideal curves of CG and DCG too."""
+    depth, gains, base = 30, "0-1-10-100", 3.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        averaged = cgd.average_vectors(QRELS, as_dask(RUN, 5), depth, gains=gains, base=base,
+                                       zero_ideal=zero_ideal, topics="qrels", scheduler="sync")
+        single = curves.compute(QRELS, {"run": RUN}, measure, depth=depth, gains=gains,
+                                base=base, order="normalise_then_average",
+                                zero_ideal=zero_ideal, per_topic=True, topics="qrels")
+    assert averaged.n_topics == len(single.topics)
+    bound = summation_bound(single.per_topic["run"])
+    assert (np.abs(getattr(averaged, field) - single.runs["run"]) <= bound).all()
+    if measure in ("CG", "DCG"):
+        ideal = getattr(averaged, f"ideal_{field}")
+        assert (np.abs(ideal - single.ideal) <= summation_bound(single.ideal_per_topic)).all()
+    else:
+        present = ~np.isnan(single.per_topic["run"])
+        assert np.array_equal(getattr(averaged, f"{field}_counts"), present.sum(axis=0))
+
+
+@pytest.mark.parametrize("policies", [
+    {},
+    {"judged_only": True},
+    {"judged_only": True, "ties": "average"},
+    {"judged_only": True, "ties": "random", "seed": 11},
+    {"ties": "input_order", "score_precision": "float32", "topics": "qrels"},
+], ids=str)
+def test_average_vectors_at_rank_k_are_the_engines_mean_at_k(policies):
+    """The vectors at rank k against the engine's own CG@k, DCG@k, nCG@k, nDCG@k means
+    (its scalar kernels and its -J and tie handling, a separate code path from rank()
+    and the vector kernels). The gains map level -1 to 5: judged-negative documents
+    still gain nothing, in the ranking and in the ideal, as in the engine."""
+    depth = 12
+    gains = {-1: 5, 0: 0, 1: 1, 2: 10, 3: 100}
+    spelled = "gains={-1:5,0:0,1:1,2:10,3:100}"
+    cutoffs = (1, 5, depth)
+    measures = [f"{name}@{k}({spelled}{', discount=tois, base=2' if 'D' in name else ''})"
+                for name in ("CG", "DCG", "nCG", "nDCG") for k in cutoffs]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        averaged = cgd.average_vectors(QRELS, as_dask(RUN, 4), depth, gains=gains,
+                                       scheduler="sync", **policies)
+    reference = cumgain.evaluate(QRELS, RUN, measures, warn=False, **policies)
+    assert averaged.n_topics == len(reference.topics)
+    for measure in reference.measures:
+        curve = getattr(averaged, measure.family.lower())          # cg, dcg, ncg, ndcg
+        per_topic = reference.values[measure.name]
+        bound = 2 * len(per_topic) * UNIT_ROUNDOFF * np.mean(np.abs(per_topic))
+        assert abs(curve[measure.cutoff - 1] - reference.means[measure.name]) <= bound, \
+            measure.name
 
 
 def test_average_vectors_zero_ideal_nan_leaves_topics_out():

@@ -8,6 +8,7 @@ with ``==``. Errors are compared with the reference reader's own messages.
 from __future__ import annotations
 
 import gzip
+import math
 import tracemalloc
 from pathlib import Path
 
@@ -210,6 +211,75 @@ def test_run_path_type(files):
     qrels, _ = files
     with pytest.raises(InputError, match="the run path must be a str or os.PathLike"):
         stream.evaluate_stream(qrels, {"q1": {"d1": 1.0}}, ["map"])
+
+
+# ---------------------------------------------------------------- the block reader it uses
+
+def test_blocks_hold_the_reference_readers_rows(tmp_path):
+    """iter_run_blocks over a topic-contiguous gzip file with comments, blank lines, CRLF
+    ends, a BOM, extra fields, a line longer than a block and no final newline, in
+    blocks of 64 bytes: the rows, line numbers and tag of trec_io.read_run, and each
+    data line's text as written."""
+    data_lines = ["\ufeffa Q0 d1 1 2.5 t1", "a Q0 d2 2 -1e3 t1 extra", "b\tQ0 d3 3 inf t2\r",
+                  "b Q0 " + "x" * 150 + " 4 .5 t3", "c Q0 d4 5 7 t4"]
+    text = (data_lines[0] + "\n# a comment\n\n" + "\n".join(data_lines[1:])).encode()
+    path = tmp_path / "run.gz"
+    path.write_bytes(gzip.compress(text))
+    blocks = list(trec_io.iter_run_blocks(path, block_bytes=64))
+    reference = trec_io.read_run(path)
+    assert len(blocks) > 2
+    assert [q.decode() for b in blocks for q in b.qids] == \
+        np.repeat(reference.topics, np.diff(reference.offsets)).tolist()
+    assert [d.decode() for b in blocks for d in b.docnos] == reference.docnos.tolist()
+    assert np.array_equal(np.concatenate([b.scores for b in blocks]), reference.scores)
+    assert np.concatenate([b.lines for b in blocks]).tolist() == reference.lines.tolist() \
+        == [1, 4, 5, 6, 7]
+    assert (blocks[-1].tag, blocks[-1].source) == (reference.tag, reference.source) == \
+        ("t4", str(path))
+    written = [line.lstrip("\ufeff").encode() for line in data_lines]
+    assert [line for b in blocks for line in b.line_texts()] == written
+
+
+def test_blocks_raise_the_reference_readers_errors_in_later_blocks(tmp_path):
+    run = tmp_path / "run.txt"
+    run.write_text("".join(f"q1 Q0 d{i} {i} {i} t\n" for i in range(40)) + "q1 Q0 dx 1 x t\n")
+    with pytest.raises(FormatError) as expected:
+        trec_io.read_run(run)
+    blocks = trec_io.iter_run_blocks(run, block_bytes=100)
+    assert next(blocks).lines.tolist()[0] == 1       # the first blocks are fine
+    with pytest.raises(FormatError) as caught:
+        list(blocks)
+    assert str(caught.value) == str(expected.value)
+    assert caught.value.line_number == 41
+
+
+def test_blocks_of_an_empty_file_and_bad_arguments(tmp_path):
+    run = tmp_path / "run.txt"
+    run.write_text("# nothing\n\n")
+    with pytest.raises(FormatError) as expected:
+        trec_io.read_run(run)
+    with pytest.raises(FormatError) as caught:
+        list(trec_io.iter_run_blocks(run))
+    assert str(caught.value) == str(expected.value)
+    with pytest.raises(InputError, match="the run path must be a str or os.PathLike, got dict"):
+        trec_io.iter_run_blocks({"q1": {"d1": 1.0}})           # at once, not when iterated
+    with pytest.raises(InputError, match="block_bytes must be a positive integer"):
+        trec_io.iter_run_blocks(run, block_bytes=0)
+
+
+def test_means_are_the_evaluators_aggregate():
+    """One home for the mean: stream combines pieces with cumgain.evaluator.aggregate
+    (sequential mean; sum for counts; exp of the mean log for gm_map; 0 for no topics)."""
+    from cumgain.evaluator import aggregate
+    from cumgain.measures import parse_measures
+
+    assert stream.aggregate is aggregate
+    p5, num_rel, gm_map = parse_measures(["P_5", "num_rel", "gm_map"])
+    assert aggregate(p5, np.array([0.2, 0.4, 0.6])) == ((0.2 + 0.4) + 0.6) / 3
+    assert aggregate(num_rel, np.array([3.0, 4.0])) == 7.0
+    assert aggregate(gm_map, np.log([0.25, 0.5])) == pytest.approx(math.sqrt(0.25 * 0.5),
+                                                                   rel=1e-15)
+    assert aggregate(p5, np.zeros(0)) == 0.0
 
 
 # ---------------------------------------------------------------- external sort
