@@ -10,7 +10,6 @@ summation-order bound the module documents. The LocalCluster test at the end (ma
 from __future__ import annotations
 
 import math
-import os
 import sys
 import warnings
 from pathlib import Path
@@ -112,11 +111,12 @@ def test_dask_import_is_the_dask_package():
     assert "site-packages" in cgd.dd.__file__ or "dist-packages" in cgd.dd.__file__
 
 
-def test_import_cumgain_does_not_import_dask():
+def test_import_cumgain_does_not_import_dask(tmp_path):
     import subprocess
     code = "import sys, cumgain; print('dask' in sys.modules, 'pandas' in sys.modules)"
+    # cwd: not the checkout, whose cgcore/ has no compiled modules in a fresh clone
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+                         check=True, cwd=tmp_path)
     assert out.stdout.split() == ["False", "False"]
 
 

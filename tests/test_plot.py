@@ -30,11 +30,12 @@ def _all_measures():
     return {measure: _curves(measure) for measure in curves.MEASURES}
 
 
-def test_importing_draws_nothing_and_needs_no_matplotlib():
+def test_importing_draws_nothing_and_needs_no_matplotlib(tmp_path):
     code = ("import sys, cumgain, cumgain.curves, cumgain.plot, cumgain.cli_curves, cumgain.cli; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))")
+    # cwd: not the checkout, whose cgcore/ has no compiled modules in a fresh clone
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+                          check=True, cwd=tmp_path)
     assert done.stdout.strip() == "[]"
 
 
@@ -45,7 +46,7 @@ def test_plotting_never_touches_pyplot(tmp_path):
             f"plot.plot_curves(c, {str(tmp_path / 'x.png')!r}); "
             "print('matplotlib.pyplot' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+                          check=True, cwd=tmp_path)
     assert done.stdout.strip() == "False"
 
 
