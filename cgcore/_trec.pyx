@@ -4,11 +4,15 @@ The caller (``cumgain.native``) reads the file in blocks of whole lines (plain o
 gzip) and feeds them here. No Python object is made per line:
 
 * :class:`QrelsTable` parses ``qid iter docno rel`` lines into flat arrays and a hash
-  index keyed by (topic, docno);
+  index keyed by (topic, docno); once finished it is only read, so one table serves
+  any number of rankers, in any number of threads;
 * :class:`RunRanker` parses ``qid iter docno rank score tag`` lines; when a topic's
   lines end it sorts them (score descending, then the tie rule), cuts at the depth,
   looks each document up in the qrels index and appends, per rank, the relevance
   level and whether the document is judged. Only one topic's lines are held at once.
+
+Both also take plain ``{qid: {docno: value}}`` dicts (``add_dict``); a run dict's
+documents are ranked where they are, from the UTF-8 of the dict's own keys.
 
 The parsers validate everything the pure-Python reference (``cumgain.trec_io``)
 validates: field counts, the number grammar, strict UTF-8, NUL bytes, blank lines in
@@ -17,18 +21,22 @@ and report ``status`` and the line; the caller then lets the reference reader ra
 its exact error. The same happens for inputs the streaming design does not cover
 (a run whose topics are not contiguous). No global state: one instance per file.
 """
-from libc.stdint cimport int64_t, uint64_t, uint8_t, int32_t
-from libc.stdlib cimport malloc, realloc, free, strtod, qsort
+from libc.stdint cimport int64_t, uint64_t, uint8_t, int32_t, uint32_t
+from libc.stdlib cimport malloc, calloc, realloc, free, strtod
 from libc.string cimport memcpy, memcmp, memchr
 from libc.math cimport isnan, isinf
 
-from cpython.dict cimport PyDict_Next
+from cpython.buffer cimport PyBuffer_FillInfo
+from cpython.dict cimport PyDict_Next, PyDict_Size
 from cpython.ref cimport PyObject
 
 import numpy as np
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+    bint PyUnicode_IS_COMPACT_ASCII(object o)
+    void* PyUnicode_DATA(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
     bint PyUnicode_CheckExact(object o)
     bint PyDict_CheckExact(object o)
     bint PyFloat_CheckExact(object o)
@@ -137,11 +145,49 @@ cdef object _int64_array(Int64s* a):
     return result
 
 
-cdef object _double_array(Doubles* a):
-    result = np.empty(a.size, dtype=np.float64)
-    cdef double[::1] view = result
-    if a.size:
-        memcpy(&view[0], a.data, a.size * 8)
+cdef class _Buffer:
+    """Memory that numpy arrays use in place (np.frombuffer): a malloc'd block this
+    object owns and frees when the last array goes, or, when ``owner`` is set, a
+    read-only window on memory that the owner keeps (and that stays unchanged)."""
+
+    cdef void* data
+    cdef Py_ssize_t size       # bytes
+    cdef object owner
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        PyBuffer_FillInfo(view, self, self.data, self.size, self.owner is not None, flags)
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+    def __dealloc__(self):
+        if self.owner is None:
+            free(self.data)
+
+
+cdef object _array(void* data, Py_ssize_t n, object dtype, object owner):
+    """``n`` items at ``data`` as a numpy array, without a copy (see _Buffer)."""
+    cdef _Buffer buffer
+    if n == 0:
+        result = np.zeros(0, dtype=dtype)
+        result.flags.writeable = owner is None
+        return result
+    buffer = _Buffer.__new__(_Buffer)
+    buffer.data, buffer.owner = data, owner
+    buffer.size = n * np.dtype(dtype).itemsize
+    return np.frombuffer(buffer, dtype=dtype)
+
+
+cdef object _hand_over(void** data, Py_ssize_t* size, Py_ssize_t* capacity, object dtype):
+    """A growable array's items as a numpy array of ``dtype`` that takes its block
+    over, without a copy; the growable array is left empty."""
+    if size[0] == 0:
+        free(data[0])
+        result = np.zeros(0, dtype=dtype)
+    else:
+        result = _array(data[0], size[0], dtype, None)
+    data[0] = NULL
+    size[0] = capacity[0] = 0
     return result
 
 
@@ -155,12 +201,26 @@ cdef inline uint64_t _mix(uint64_t z) noexcept nogil:
 
 
 cdef inline uint64_t _hash(const char* s, Py_ssize_t n, uint64_t seed) noexcept nogil:
-    """FNV-1a over the bytes, then mixed (FNV's low bits alone cluster under a mask)."""
-    cdef uint64_t h = 14695981039346656037ULL
-    cdef Py_ssize_t i
-    for i in range(n):
-        h = (h ^ <uint8_t>s[i]) * 1099511628211ULL
-    return _mix(h ^ seed)
+    """Eight bytes at a time, each word mixed in (splitmix64's finaliser); the last
+    1 to 8 bytes read as two overlapping 4-byte words, or 3 bytes when shorter (as
+    wyhash does), so every byte counts; the length is mixed in first."""
+    cdef uint64_t h = seed ^ (<uint64_t>n * 0x9E3779B97F4A7C15ULL), word = 0
+    cdef uint32_t low, high
+    while n > 8:
+        memcpy(&word, s, 8)
+        h = _mix(h ^ word)
+        s += 8
+        n -= 8
+    if n >= 4:
+        memcpy(&low, s, 4)
+        memcpy(&high, s + n - 4, 4)
+        word = (<uint64_t>high << 32) | low
+    elif n > 0:
+        word = (<uint64_t>(<uint8_t>s[0]) << 16) | (<uint64_t>(<uint8_t>s[n >> 1]) << 8) \
+            | <uint8_t>s[n - 1]
+    else:
+        word = 0
+    return _mix(h ^ word)
 
 
 cdef struct Strings:
@@ -429,6 +489,16 @@ cdef bint _parse_number(const char* s, Py_ssize_t n, double* value) noexcept nog
     return True
 
 
+cdef inline const char* _utf8(object text, Py_ssize_t* size) except NULL:
+    """The UTF-8 bytes of a str, without a copy: a pure-ASCII str's own characters (the
+    usual docno, read as CPython's PyUnicode_AsUTF8AndSize would), else the UTF-8
+    that CPython caches in the str."""
+    if PyUnicode_IS_COMPACT_ASCII(text):
+        size[0] = PyUnicode_GET_LENGTH(text)
+        return <const char*>PyUnicode_DATA(text)
+    return PyUnicode_AsUTF8AndSize(text, size)
+
+
 cdef bint _exact_number(object value, double* out):
     """An exact int or float (not bool, not numpy) as a double; False for anything else."""
     if PyFloat_CheckExact(value):
@@ -446,21 +516,30 @@ cdef struct QrelsState:
     Strings topics
     Bytes docnos           # docno of row r: docnos[doc_starts[r]:doc_starts[r + 1]]
     Int64s doc_starts
-    Int64s topic_of_row
+    Int64s topic_of_row    # (until finished)
     Doubles relevance
-    Int64s lines
-    int64_t* topic_starts  # rows of topic t: by_topic[topic_starts[t]:topic_starts[t + 1]]
-    int64_t* by_topic      # row indices grouped by topic, file order within a topic
+    Int64s lines           # (until finished)
+    int64_t* topic_starts  # once finished, the rows are grouped by topic (file order
+                           # within a topic): topic t has rows topic_starts[t]:[t + 1]
+    int64_t* slot_starts   # an indexed table keeps the index of every topic t:
+    uint64_t* slots        # slots[slot_starts[t]:slot_starts[t + 1]] (else NULL)
     int64_t lines_seen     # physical lines fed so far
     int status
     int64_t status_line
 
 
-# A small hash table over one topic's judgments: docno -> qrels row.
+# One topic's judgments index: docno -> qrels row, by open addressing. A slot holds
+# the docno hash's upper 32 bits (so that a probe rarely reads a docno that does not
+# match) and the judgment's position within the topic + 1; 0 = empty.
 cdef struct Lookup:
-    int64_t* slots         # row + 1, 0 = empty
-    Py_ssize_t n_slots     # a power of two
-    Py_ssize_t capacity
+    uint64_t* slots
+    Py_ssize_t n_slots     # a power of two; 0 for a topic without judgments
+    int64_t first_row      # the topic's row at position 0
+
+
+cdef inline uint64_t _tag(uint64_t hash) noexcept nogil:
+    """The part of a hash kept in a Lookup slot."""
+    return hash & 0xFFFFFFFF00000000ULL
 
 
 cdef inline const char* _docno(QrelsState* q, int64_t row) noexcept nogil:
@@ -471,52 +550,80 @@ cdef inline Py_ssize_t _docno_length(QrelsState* q, int64_t row) noexcept nogil:
     return q.doc_starts.data[row + 1] - q.doc_starts.data[row]
 
 
-cdef int64_t _lookup_find(Lookup* table, QrelsState* q, const char* docno,
-                          Py_ssize_t n, uint64_t hash) noexcept nogil:
+cdef inline Py_ssize_t _index_size(int64_t n_judgments) noexcept nogil:
+    """Slots for a topic's index: a power of two, at least 16 and twice the judgments."""
+    cdef Py_ssize_t n = 16
+    while n < 2 * n_judgments:
+        n *= 2
+    return n
+
+
+cdef inline int64_t _judgment_count(QrelsState* q, int64_t topic) noexcept nogil:
+    return q.topic_starts[topic + 1] - q.topic_starts[topic]
+
+
+cdef inline int64_t _lookup_probe(Lookup* table, QrelsState* q, const char* docno,
+                                  Py_ssize_t n, uint64_t hash, Py_ssize_t* slot) noexcept nogil:
+    """The qrels row of ``docno`` (whose _hash is ``hash``) in the table's topic, or -1
+    with ``slot`` at the empty slot where it would go."""
+    cdef uint64_t value
+    cdef int64_t row
+    slot[0] = hash & (table.n_slots - 1)
+    while True:
+        value = table.slots[slot[0]]
+        if value == 0:
+            return -1
+        if _tag(value) == _tag(hash):
+            row = table.first_row + <int64_t>(value & 0xFFFFFFFFULL) - 1
+            if _docno_length(q, row) == n and _equal_bytes(_docno(q, row), docno, n):
+                return row
+        slot[0] = (slot[0] + 1) & (table.n_slots - 1)
+
+
+cdef inline int64_t _lookup_find(Lookup* table, QrelsState* q, const char* docno,
+                                 Py_ssize_t n, uint64_t hash) noexcept nogil:
     """The qrels row of ``docno`` (whose _hash is ``hash``) in the table's topic, or -1."""
     cdef Py_ssize_t slot
-    cdef int64_t row
     if table.n_slots == 0:
         return -1
-    slot = hash & (table.n_slots - 1)
-    while table.slots[slot] != 0:
-        row = table.slots[slot] - 1
-        if _docno_length(q, row) == n and _equal_bytes(_docno(q, row), docno, n):
-            return row
-        slot = (slot + 1) & (table.n_slots - 1)
-    return -1
+    return _lookup_probe(table, q, docno, n, hash, &slot)
 
 
-cdef int64_t _lookup_build(Lookup* table, QrelsState* q, int64_t topic) noexcept nogil:
-    """Fill the table with ``topic``'s judgments (none if topic < 0). Returns -1 if
-    fine, -2 when out of memory, or the row of a duplicate docno."""
-    cdef int64_t start = 0, stop = 0, i, row
-    cdef Py_ssize_t n = 16, slot
+cdef int64_t _index_topic(QrelsState* q, int64_t topic, Lookup* table,
+                          const int64_t* by_topic) noexcept nogil:
+    """Fill a zeroed ``table`` with ``topic``'s judgments: its rows are
+    ``by_topic[start:stop]``, or ``start:stop`` once grouped (``by_topic`` NULL).
+    Returns -1 if fine, or the row of a docno already in the topic."""
+    cdef int64_t position, row
+    cdef Py_ssize_t slot
     cdef uint64_t hash
-    if topic >= 0:
-        start, stop = q.topic_starts[topic], q.topic_starts[topic + 1]
-    while n < 2 * (stop - start):
-        n *= 2
-    if n > table.capacity:
-        free(table.slots)
-        table.slots = <int64_t*>malloc(n * 8)
-        if table.slots == NULL:
-            table.capacity = table.n_slots = 0
-            return -2
-        table.capacity = n
-    table.n_slots = n
-    for slot in range(n):
-        table.slots[slot] = 0
-    for i in range(start, stop):
-        row = q.by_topic[i]
+    for position in range(_judgment_count(q, topic)):
+        row = q.topic_starts[topic] + position
+        if by_topic != NULL:
+            row = by_topic[row]
         hash = _hash(_docno(q, row), _docno_length(q, row), 0)
-        if _lookup_find(table, q, _docno(q, row), _docno_length(q, row), hash) >= 0:
+        if _lookup_probe(table, q, _docno(q, row), _docno_length(q, row), hash, &slot) >= 0:
             return row
-        slot = hash & (n - 1)
-        while table.slots[slot] != 0:
-            slot = (slot + 1) & (n - 1)
-        table.slots[slot] = row + 1
+        table.slots[slot] = _tag(hash) | <uint64_t>(position + 1)
     return -1
+
+
+cdef int _scratch_index(QrelsState* q, int64_t topic, Lookup* table, uint64_t** slots,
+                        Py_ssize_t* capacity, const int64_t* by_topic) noexcept nogil:
+    """``table`` = a fresh index of ``topic`` in the reusable ``slots``; -2 when out of
+    memory, else as _index_topic."""
+    cdef Py_ssize_t n = _index_size(_judgment_count(q, topic)), i
+    if n > capacity[0]:
+        free(slots[0])
+        slots[0] = <uint64_t*>malloc(n * 8)
+        if slots[0] == NULL:
+            capacity[0] = 0
+            return -2
+        capacity[0] = n
+    for i in range(n):
+        slots[0][i] = 0
+    table.slots, table.n_slots, table.first_row = slots[0], n, q.topic_starts[topic]
+    return _index_topic(q, topic, table, by_topic)
 
 
 cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept nogil:
@@ -554,17 +661,20 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
     return 0
 
 
-cdef int _qrels_group(QrelsState* q) noexcept nogil:
-    """Group the rows by topic (a counting sort, stable) and check every topic for
-    duplicate docnos; a duplicate stops with DUPLICATE."""
+cdef int _qrels_group(QrelsState* q, bint indexed) noexcept nogil:
+    """Group the rows by topic (a counting sort, stable, then the rows moved into that
+    order), checking every topic for duplicate docnos (a duplicate stops with
+    DUPLICATE); if ``indexed``, keep every topic's docno index."""
     cdef Py_ssize_t n_topics = _strings_count(&q.topics), n_rows = q.relevance.size, t
+    cdef Py_ssize_t capacity = 0
     cdef int64_t row, found
+    cdef int64_t* by_topic       # grouped position -> row as read
+    cdef uint64_t* scratch = NULL
     cdef Lookup table
-    table.slots = NULL
-    table.n_slots = table.capacity = 0
     q.topic_starts = <int64_t*>malloc((n_topics + 1) * 8)
-    q.by_topic = <int64_t*>malloc((n_rows + 1) * 8)
-    if q.topic_starts == NULL or q.by_topic == NULL:
+    by_topic = <int64_t*>malloc((n_rows + 1) * 8)
+    if q.topic_starts == NULL or by_topic == NULL:
+        free(by_topic)
         q.status = NO_MEMORY
         return -1
     for t in range(n_topics + 1):
@@ -575,31 +685,114 @@ cdef int _qrels_group(QrelsState* q) noexcept nogil:
         q.topic_starts[t + 1] += q.topic_starts[t]
     for row in range(n_rows):           # topic_starts[t] walks to the end of topic t ...
         t = q.topic_of_row.data[row]
-        q.by_topic[q.topic_starts[t]] = row
+        by_topic[q.topic_starts[t]] = row
         q.topic_starts[t] += 1
     for t in range(n_topics, 0, -1):    # ... so shift back to the starts
         q.topic_starts[t] = q.topic_starts[t - 1]
     q.topic_starts[0] = 0
+    _release_int64s(&q.topic_of_row)
     for t in range(n_topics):
-        found = _lookup_build(&table, q, t)
+        if _judgment_count(q, t) >= 0xFFFFFFFFLL:
+            found = -2                  # a Lookup slot holds a position + 1 in 32 bits
+        else:
+            found = _scratch_index(q, t, &table, &scratch, &capacity, by_topic)
         if found != -1:
-            free(table.slots)
             if found == -2:
                 q.status = NO_MEMORY
             else:
                 q.status, q.status_line = DUPLICATE, q.lines.data[found]
+            free(scratch)
+            free(by_topic)
             return -1
-    free(table.slots)
+    free(scratch)
+    _release_int64s(&q.lines)           # needed no more once checked
+    if _move_rows(q, by_topic) != 0:
+        free(by_topic)
+        q.status = NO_MEMORY
+        return -1
+    free(by_topic)
+    if indexed and _keep_index(q) != 0:
+        q.status = NO_MEMORY
+        return -1
     return 0
 
 
+cdef int _keep_index(QrelsState* q) noexcept nogil:
+    """Index every (grouped) topic once, for all the rankings to come."""
+    cdef Py_ssize_t n_topics = _strings_count(&q.topics), t
+    cdef Lookup table
+    q.slot_starts = <int64_t*>malloc((n_topics + 1) * 8)
+    if q.slot_starts == NULL:
+        return -1
+    q.slot_starts[0] = 0
+    for t in range(n_topics):
+        q.slot_starts[t + 1] = q.slot_starts[t] + _index_size(_judgment_count(q, t))
+    q.slots = <uint64_t*>calloc(q.slot_starts[n_topics] + 1, 8)
+    if q.slots == NULL:
+        return -1
+    for t in range(n_topics):
+        table.slots = q.slots + q.slot_starts[t]
+        table.n_slots = q.slot_starts[t + 1] - q.slot_starts[t]
+        table.first_row = q.topic_starts[t]
+        _index_topic(q, t, &table, NULL)    # no duplicates: checked already
+    return 0
+
+
+cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
+    """Put the rows (docnos and relevance) in ``order``, one array at a time (so the
+    peak is one array's copy); -1 when out of memory."""
+    cdef Py_ssize_t n_rows = q.relevance.size, i, n, capacity = 0
+    cdef int64_t row
+    cdef Bytes docnos
+    cdef Int64s doc_starts
+    cdef double* relevance = NULL
+    if _reserve(<void**>&relevance, &capacity, n_rows, 8) != 0:
+        return -1
+    for i in range(n_rows):
+        relevance[i] = q.relevance.data[order[i]]
+    free(q.relevance.data)
+    q.relevance.data, q.relevance.capacity = relevance, capacity
+    docnos.data, docnos.size, docnos.capacity = NULL, 0, 0
+    doc_starts.data, doc_starts.size, doc_starts.capacity = NULL, 0, 0
+    if _reserve(<void**>&docnos.data, &docnos.capacity, q.docnos.size, 1) != 0 \
+            or _reserve(<void**>&doc_starts.data, &doc_starts.capacity, n_rows + 1, 8) != 0:
+        free(docnos.data)
+        free(doc_starts.data)
+        return -1
+    doc_starts.data[0] = 0
+    for i in range(n_rows):
+        row = order[i]
+        n = _docno_length(q, row)
+        if n > 0:
+            memcpy(docnos.data + docnos.size, _docno(q, row), n)
+        docnos.size += n
+        doc_starts.data[i + 1] = docnos.size
+    doc_starts.size = n_rows + 1
+    free(q.docnos.data)
+    free(q.doc_starts.data)
+    q.docnos, q.doc_starts = docnos, doc_starts
+    return 0
+
+
+cdef void _release_int64s(Int64s* a) noexcept nogil:
+    free(a.data)
+    a.data = NULL
+    a.size = a.capacity = 0
+
+
 cdef class QrelsTable:
-    """Judgments parsed in C. Feed whole-line blocks, then call :meth:`finish`."""
+    """Judgments parsed in C. Feed whole-line blocks, then call :meth:`finish`.
+
+    ``indexed``: keep every topic's docno index once finished (8 bytes per slot, 2 to
+    4 slots per judgment), for a table that many runs are ranked against; otherwise
+    each ranker indexes the topics it meets, one at a time."""
 
     cdef QrelsState state
     cdef bint finished
+    cdef readonly bint indexed
 
-    def __cinit__(self):
+    def __cinit__(self, bint indexed=False):
+        self.indexed = indexed
         if _strings_init(&self.state.topics) != 0 or \
                 _push_int64(&self.state.doc_starts, 0) != 0:
             raise MemoryError()
@@ -612,7 +805,8 @@ cdef class QrelsTable:
         free(self.state.relevance.data)
         free(self.state.lines.data)
         free(self.state.topic_starts)
-        free(self.state.by_topic)
+        free(self.state.slot_starts)
+        free(self.state.slots)
 
     def feed(self, const unsigned char[::1] text):
         """Parse a block of whole lines; returns the status (STATUS_OK or why it stopped)."""
@@ -646,7 +840,7 @@ cdef class QrelsTable:
             if not PyUnicode_CheckExact(<object>qid) or not PyDict_CheckExact(<object>docs):
                 q.status = BAD_LINE
                 return q.status
-            text = PyUnicode_AsUTF8AndSize(<object>qid, &n)
+            text = _utf8(<object>qid, &n)
             topic = _strings_add(&q.topics, text, n)
             if topic < 0:
                 q.status = NO_MEMORY
@@ -659,7 +853,7 @@ cdef class QrelsTable:
                 if not _exact_number(<object>level, &value) or isnan(value) or isinf(value):
                     q.status = BAD_LINE
                     return q.status
-                text = PyUnicode_AsUTF8AndSize(<object>docno, &n)
+                text = _utf8(<object>docno, &n)
                 q.lines_seen += 1
                 if _push_bytes(&q.docnos, text, n) != 0 \
                         or _push_int64(&q.doc_starts, q.docnos.size) != 0 \
@@ -674,7 +868,7 @@ cdef class QrelsTable:
         """Group the judgments by topic and check for duplicates; returns the status."""
         if self.state.status == OK and not self.finished:
             with nogil:
-                _qrels_group(&self.state)
+                _qrels_group(&self.state, self.indexed)
         self.finished = True
         return self.state.status
 
@@ -692,65 +886,59 @@ cdef class QrelsTable:
 
     def grouped(self):
         """(offsets, relevance): the judgments grouped by topic (topics in order of
-        first appearance), file order within a topic."""
+        first appearance), file order within a topic. Read-only views of the table's
+        own arrays (no copy), which keep the table alive."""
         if not self.finished or self.state.status != OK:
             raise ValueError("the table is not finished or has stopped")
-        cdef Py_ssize_t n_topics = _strings_count(&self.state.topics), i
-        offsets = np.empty(n_topics + 1, dtype=np.int64)
-        relevance = np.empty(self.state.relevance.size, dtype=np.float64)
-        cdef int64_t[::1] offsets_view = offsets
-        cdef double[::1] relevance_view = relevance
-        for i in range(n_topics + 1):
-            offsets_view[i] = self.state.topic_starts[i]
-        for i in range(self.state.relevance.size):
-            relevance_view[i] = self.state.relevance.data[self.state.by_topic[i]]
-        return offsets, relevance
+        cdef Py_ssize_t n_topics = _strings_count(&self.state.topics)
+        return (_array(self.state.topic_starts, n_topics + 1, np.int64, self),
+                _array(self.state.relevance.data, self.state.relevance.size, np.float64, self))
 
 
 # ---------------------------------------------------------------- runs
 
-cdef struct Entry:
+cdef struct Entry:          # a run document of the topic being ranked, in input order
     double score
     const char* docno
     int64_t length
-    int64_t key
-    int64_t row
+    int64_t key            # the tie key of the input_order and random rules
+    int64_t row            # position in the input
     uint64_t hash          # of the docno, for the duplicate check and the qrels lookup
-    uint64_t order         # ascending order = score descending (see _descending_key)
+
+
+cdef struct Ranked:         # what is sorted: 16 bytes, the entries stay where they are
+    uint64_t key           # ascending = the order sought (see _sort_topic)
+    Entry* entry
+
+
+cdef inline uint64_t _big_endian_32(const char* s) noexcept nogil:
+    cdef const uint8_t* b = <const uint8_t*>s
+    return (<uint64_t>b[0] << 24) | (<uint64_t>b[1] << 16) | (<uint64_t>b[2] << 8) | b[3]
+
+
+cdef inline uint64_t _docno_prefix(const char* s, Py_ssize_t n) noexcept nogil:
+    """The first 8 bytes, big-endian, zero-padded. Where two prefixes differ, their
+    integer order is the docnos' byte order (a docno that ends first is padded with
+    0 < any byte where they differ); equal prefixes need the full comparison.
+    From 4 to 7 bytes, two overlapping 4-byte reads (the overlap ORs equal bytes)."""
+    cdef uint64_t prefix = 0
+    cdef Py_ssize_t i
+    if n >= 8:
+        return (_big_endian_32(s) << 32) | _big_endian_32(s + 4)
+    if n >= 4:
+        return (_big_endian_32(s) << 32) | (_big_endian_32(s + n - 4) << (8 * (8 - n)))
+    for i in range(n):
+        prefix |= <uint64_t>(<uint8_t>s[i]) << (8 * (7 - i))
+    return prefix
 
 
 cdef int _compare_docno(const Entry* x, const Entry* y) noexcept nogil:
+    """Byte order of the docnos: memcmp, then the shorter first."""
     cdef int64_t n = x.length if x.length < y.length else y.length
     cdef int result = memcmp(x.docno, y.docno, n) if n > 0 else 0
     if result != 0:
         return result
     return (x.length > y.length) - (x.length < y.length)
-
-
-cdef int _by_score_docno_desc(const void* a, const void* b) noexcept nogil:
-    cdef const Entry* x = <const Entry*>a
-    cdef const Entry* y = <const Entry*>b
-    if x.score != y.score:
-        return -1 if x.score > y.score else 1
-    return -_compare_docno(x, y)
-
-
-cdef int _by_score_docno_asc(const void* a, const void* b) noexcept nogil:
-    cdef const Entry* x = <const Entry*>a
-    cdef const Entry* y = <const Entry*>b
-    if x.score != y.score:
-        return -1 if x.score > y.score else 1
-    return _compare_docno(x, y)
-
-
-cdef int _by_score_key(const void* a, const void* b) noexcept nogil:
-    cdef const Entry* x = <const Entry*>a
-    cdef const Entry* y = <const Entry*>b
-    if x.score != y.score:
-        return -1 if x.score > y.score else 1
-    if x.key != y.key:
-        return -1 if x.key < y.key else 1
-    return (x.row > y.row) - (x.row < y.row)
 
 
 cdef inline int64_t random_tie_key(uint64_t seed, int64_t position) noexcept nogil:
@@ -766,13 +954,16 @@ cdef struct RunState:
     uint64_t seed
     Strings topics             # run topics in order of appearance
     int64_t current            # the topic being collected, -1 before the first line
-    Lookup judgments           # the current topic's judgments
+    Lookup judgments           # the current topic's judgments (see _use_topic)
+    uint64_t* scratch          # room for them when the qrels table keeps no index
+    Py_ssize_t n_scratch
     Bytes docnos               # current topic's docnos
     Int64s doc_starts
     Doubles scores
     Int64s lines
     Entry* entries
-    Py_ssize_t n_entries
+    Ranked* ranked             # the entries being sorted
+    Py_ssize_t n_entries       # room in both
     int64_t* seen              # duplicate check: entry index + 1, 0 = empty
     Py_ssize_t n_seen
     Int64s counts              # per run topic: ranked rows kept
@@ -797,92 +988,191 @@ cdef inline uint64_t _descending_key(double score) noexcept nogil:
     return ~bits
 
 
-cdef void _sort_by_order(Entry* entries, Py_ssize_t n) noexcept nogil:
-    """Quicksort on the integer ``order`` (median of three, insertion sort below 16)."""
+cdef enum:
+    KEY_ONLY = -1          # _sort_ranked: equal keys in any order
+
+
+cdef inline bint _before(const Ranked* x, const Ranked* y, int ties) noexcept nogil:
+    """Whether ``x`` comes first: the smaller key, or on equal keys the tie rule (the
+    keys are docno prefixes for the docno rules, see _tie_keys)."""
+    if x.key != y.key:
+        return x.key < y.key
+    if ties == RULE_DOCNO_DESC:
+        return _compare_docno(x.entry, y.entry) > 0
+    if ties == RULE_DOCNO_ASC:
+        return _compare_docno(x.entry, y.entry) < 0
+    if ties == KEY_ONLY:
+        return False
+    return x.entry.row < y.entry.row
+
+
+cdef void _sort_ranked(Ranked* items, Py_ssize_t n, int ties) noexcept nogil:
+    """Quicksort by _before (median of three, insertion sort below 16 items)."""
     cdef Py_ssize_t i, j, low, high, middle
-    cdef Entry pivot_entry, swap
-    cdef uint64_t pivot
+    cdef Ranked pivot, swap
     while n > 16:
         middle = n // 2
-        if entries[middle].order < entries[0].order:
-            swap = entries[middle]; entries[middle] = entries[0]; entries[0] = swap
-        if entries[n - 1].order < entries[0].order:
-            swap = entries[n - 1]; entries[n - 1] = entries[0]; entries[0] = swap
-        if entries[n - 1].order < entries[middle].order:
-            swap = entries[n - 1]; entries[n - 1] = entries[middle]; entries[middle] = swap
-        pivot = entries[middle].order
+        if _before(&items[middle], &items[0], ties):
+            swap = items[middle]; items[middle] = items[0]; items[0] = swap
+        if _before(&items[n - 1], &items[0], ties):
+            swap = items[n - 1]; items[n - 1] = items[0]; items[0] = swap
+        if _before(&items[n - 1], &items[middle], ties):
+            swap = items[n - 1]; items[n - 1] = items[middle]; items[middle] = swap
+        pivot = items[middle]
         low = 0
         high = n - 1
         while low <= high:
-            while entries[low].order < pivot:
+            while _before(&items[low], &pivot, ties):
                 low += 1
-            while entries[high].order > pivot:
+            while _before(&pivot, &items[high], ties):
                 high -= 1
             if low <= high:
-                swap = entries[low]; entries[low] = entries[high]; entries[high] = swap
+                swap = items[low]; items[low] = items[high]; items[high] = swap
                 low += 1
                 high -= 1
         # recurse into the smaller part, loop on the larger one
         if high + 1 < n - low:
-            _sort_by_order(entries, high + 1)
-            entries = entries + low
+            _sort_ranked(items, high + 1, ties)
+            items = items + low
             n = n - low
         else:
-            _sort_by_order(entries + low, n - low)
+            _sort_ranked(items + low, n - low, ties)
             n = high + 1
     for i in range(1, n):
-        pivot_entry = entries[i]
+        pivot = items[i]
         j = i
-        while j > 0 and entries[j - 1].order > pivot_entry.order:
-            entries[j] = entries[j - 1]
+        while j > 0 and _before(&pivot, &items[j - 1], ties):
+            items[j] = items[j - 1]
             j -= 1
-        entries[j] = pivot_entry
+        items[j] = pivot
 
 
-cdef void _sort_entries(Entry* entries, Py_ssize_t n, int ties) noexcept nogil:
-    """Score descending, then the tie rule: first by the score's integer key (already
-    sorted for runs written in score order, the usual case), then each group of equal
-    scores by the tie rule."""
-    cdef Py_ssize_t i, start
-    cdef bint sorted_already = True
-    cdef int (*compare)(const void*, const void*) noexcept nogil
-    if ties == RULE_DOCNO_DESC:
-        compare = _by_score_docno_desc
-    elif ties == RULE_DOCNO_ASC:
-        compare = _by_score_docno_asc
-    else:
-        compare = _by_score_key
+cdef void _tie_keys(Ranked* items, Py_ssize_t n, int ties) noexcept nogil:
+    """Keys whose ascending order is the tie rule's (equal keys: see _before)."""
+    cdef Py_ssize_t i
+    cdef Entry* entry
     for i in range(n):
-        entries[i].order = _descending_key(entries[i].score)
-        if i > 0 and entries[i].order < entries[i - 1].order:
+        entry = items[i].entry
+        if ties == RULE_DOCNO_DESC:
+            items[i].key = ~_docno_prefix(entry.docno, entry.length)
+        elif ties == RULE_DOCNO_ASC:
+            items[i].key = _docno_prefix(entry.docno, entry.length)
+        else:                           # signed order as unsigned
+            items[i].key = <uint64_t>entry.key ^ 0x8000000000000000ULL
+
+
+cdef void _sort_topic(Ranked* items, Entry* entries, Py_ssize_t n, int ties) noexcept nogil:
+    """``items`` = the entries, score descending, then the tie rule: first by the
+    score's integer key (already in order for runs written in score order, the usual
+    case), then each group of equal scores by the tie rule."""
+    cdef Py_ssize_t i, start, end
+    cdef bint sorted_already = True
+    for i in range(n):
+        items[i].key = _descending_key(entries[i].score)
+        items[i].entry = &entries[i]
+        if i > 0 and items[i].key < items[i - 1].key:
             sorted_already = False
     if not sorted_already:
-        _sort_by_order(entries, n)
+        _sort_ranked(items, n, KEY_ONLY)
     start = 0
-    for i in range(1, n + 1):
-        if i == n or entries[i].order != entries[start].order:
-            if i - start > 1:
-                qsort(entries + start, i - start, sizeof(Entry), compare)
-            start = i
+    while start < n:
+        end = start + 1
+        while end < n and items[end].key == items[start].key:
+            end += 1
+        if end - start > 1:
+            _tie_keys(items + start, end - start, ties)
+            _sort_ranked(items + start, end - start, ties)
+        start = end
+
+
+cdef int _use_topic(RunState* r, int64_t topic) noexcept nogil:
+    """Point ``r.judgments`` at the index of qrels topic ``topic`` (none if < 0): the
+    table's own if it keeps one, else one built here; -1 when out of memory."""
+    cdef QrelsState* q = r.qrels
+    if topic < 0:
+        r.judgments.slots, r.judgments.n_slots, r.judgments.first_row = NULL, 0, 0
+    elif q.slots != NULL:
+        r.judgments.slots = q.slots + q.slot_starts[topic]
+        r.judgments.n_slots = q.slot_starts[topic + 1] - q.slot_starts[topic]
+        r.judgments.first_row = q.topic_starts[topic]
+    elif _scratch_index(q, topic, &r.judgments, &r.scratch, &r.n_scratch, NULL) == -2:
+        r.status = NO_MEMORY     # (duplicates were ruled out by the table's finish())
+        return -1
+    return 0
+
+
+cdef int _reserve_entries(RunState* r, Py_ssize_t n) noexcept nogil:
+    """Room for ``n`` entries and their Ranked items (their contents are not kept)."""
+    if n <= r.n_entries:
+        return 0
+    free(r.entries)
+    free(r.ranked)
+    r.entries = <Entry*>malloc(n * sizeof(Entry))
+    r.ranked = <Ranked*>malloc(n * sizeof(Ranked))
+    if r.entries == NULL or r.ranked == NULL:
+        free(r.entries)
+        free(r.ranked)
+        r.entries, r.ranked, r.n_entries = NULL, NULL, 0
+        r.status = NO_MEMORY
+        return -1
+    r.n_entries = n
+    return 0
+
+
+cdef int _reserve_outputs(RunState* r, Py_ssize_t n) noexcept nogil:
+    """Room for ``n`` more ranked rows."""
+    if _reserve(<void**>&r.out_levels.data, &r.out_levels.capacity, r.out_levels.size + n,
+                8) != 0 \
+            or _reserve(<void**>&r.out_judged.data, &r.out_judged.capacity,
+                        r.out_judged.size + n, 1) != 0 \
+            or (r.keep_scores and _reserve(<void**>&r.out_scores.data, &r.out_scores.capacity,
+                                           r.out_scores.size + n, 8) != 0):
+        r.status = NO_MEMORY
+        return -1
+    return 0
+
+
+cdef int _rank_entries(RunState* r, Py_ssize_t n) noexcept nogil:
+    """Rank the current topic's ``n`` entries (score descending, then the tie rule),
+    cut at the depth, join each with its judgment and append the ranked rows."""
+    cdef Py_ssize_t i, keep, at
+    cdef Entry* entry
+    cdef int64_t row
+    cdef bint judged
+    cdef double level
+    _sort_topic(r.ranked, r.entries, n, r.ties)
+    keep = n if r.depth < 0 or r.depth > n else r.depth
+    if _reserve_outputs(r, keep) != 0:
+        return -1
+    if _push_int64(&r.counts, keep) != 0:
+        r.status = NO_MEMORY
+        return -1
+    at = r.out_levels.size
+    for i in range(keep):
+        entry = r.ranked[i].entry
+        row = _lookup_find(&r.judgments, r.qrels, entry.docno, entry.length, entry.hash)
+        level = r.qrels.relevance.data[row] if row >= 0 else 0.0
+        judged = row >= 0 and level >= 0.0
+        r.out_levels.data[at + i] = level if judged else 0.0
+        r.out_judged.data[at + i] = judged
+    if r.keep_scores:
+        for i in range(keep):
+            r.out_scores.data[at + i] = r.ranked[i].entry.score
+        r.out_scores.size += keep
+    r.out_levels.size += keep
+    r.out_judged.size += keep
+    return 0
 
 
 cdef int _rank_current(RunState* r) noexcept nogil:
-    """Sort the current topic, check duplicates, cut at depth, join, and append."""
-    cdef Py_ssize_t n = r.scores.size, i, slot, n_slots, keep
+    """Rank the topic collected from the file: check duplicates, then rank and join."""
+    cdef Py_ssize_t n = r.scores.size, i, slot, n_slots
     cdef Entry* entry
-    cdef int64_t row, other
-    cdef bint judged
-    cdef double level
+    cdef int64_t other
     if r.current < 0:
         return 0
-    if n > r.n_entries:
-        free(r.entries)
-        r.entries = <Entry*>malloc(n * sizeof(Entry))
-        if r.entries == NULL:
-            r.n_entries = 0
-            r.status = NO_MEMORY
-            return -1
-        r.n_entries = n
+    if _reserve_entries(r, n) != 0:
+        return -1
     n_slots = 16
     while n_slots < 2 * n:
         n_slots *= 2
@@ -913,20 +1203,7 @@ cdef int _rank_current(RunState* r) noexcept nogil:
                 return -1
             slot = (slot + 1) & (n_slots - 1)
         r.seen[slot] = i + 1
-    _sort_entries(r.entries, n, r.ties)
-    keep = n if r.depth < 0 or r.depth > n else r.depth
-    for i in range(keep):
-        entry = &r.entries[i]
-        row = _lookup_find(&r.judgments, r.qrels, entry.docno, entry.length, entry.hash)
-        level = r.qrels.relevance.data[row] if row >= 0 else 0.0
-        judged = row >= 0 and level >= 0.0
-        if _push_double(&r.out_levels, level if judged else 0.0) != 0 \
-                or (r.keep_scores and _push_double(&r.out_scores, entry.score) != 0) \
-                or _push_bytes(&r.out_judged, "\x01" if judged else "\x00", 1) != 0:
-            r.status = NO_MEMORY
-            return -1
-    if _push_int64(&r.counts, keep) != 0:
-        r.status = NO_MEMORY
+    if _rank_entries(r, n) != 0:
         return -1
     r.docnos.size = 0
     r.doc_starts.size = 1
@@ -978,9 +1255,8 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
                 r.status = NO_MEMORY
                 return -1
             r.current = topic
-            if _lookup_build(&r.judgments, r.qrels, _strings_find(
-                    &r.qrels.topics, row + starts[0], ends[0] - starts[0])) != -1:
-                r.status = NO_MEMORY     # (qrels duplicates were ruled out by finish())
+            if _use_topic(r, _strings_find(&r.qrels.topics, row + starts[0],
+                                           ends[0] - starts[0])) != 0:
                 return -1
         if _push_bytes(&r.docnos, row + starts[2], ends[2] - starts[2]) != 0 \
                 or _push_int64(&r.doc_starts, r.docnos.size) != 0 \
@@ -1031,8 +1307,9 @@ cdef class RunRanker:
         free(self.state.scores.data)
         free(self.state.lines.data)
         free(self.state.entries)
+        free(self.state.ranked)
         free(self.state.seen)
-        free(self.state.judgments.slots)
+        free(self.state.scratch)
         free(self.state.counts.data)
         free(self.state.out_levels.data)
         free(self.state.out_scores.data)
@@ -1052,28 +1329,42 @@ cdef class RunRanker:
 
     def add_dict(self, run):
         """Add ``{qid: {docno: score}}`` with str ids and int or float scores, ranking
-        each topic as it goes; anything else (or a NaN score) stops with BAD_LINE."""
+        each topic as it is read; anything else (or a NaN score) stops with BAD_LINE.
+
+        The documents are ranked in place, pointing at the UTF-8 of the dict's own
+        keys (the GIL is held throughout, so the dict keeps them alive), and need no
+        duplicate check: a dict's keys are distinct, so are their UTF-8 encodings."""
         if self.finished or self.state.status != OK:
             raise ValueError("this ranker is finished or has stopped")
         if not PyDict_CheckExact(run):
             self.state.status = BAD_LINE
             return self.state.status
-        cdef Py_ssize_t topic_position = 0, doc_position, n
+        cdef Py_ssize_t topic_position = 0, doc_position, n, i, n_docs
         cdef PyObject* qid
         cdef PyObject* docs
         cdef PyObject* docno
         cdef PyObject* score_object
         cdef const char* text
-        cdef double score
+        cdef double score = 0.0
         cdef int64_t topic
+        cdef Entry* entry
         cdef RunState* r = &self.state
+        cdef Py_ssize_t total = 0
+        if _rank_current(r) != 0:       # a topic left over from feed()
+            return r.status
+        r.current = -1
+        while PyDict_Next(run, &topic_position, &qid, &docs):   # room for every ranked row
+            if PyDict_CheckExact(<object>docs):
+                n_docs = PyDict_Size(<object>docs)
+                total += n_docs if r.depth < 0 or r.depth > n_docs else r.depth
+        if _reserve_outputs(r, total) != 0:
+            return r.status
+        topic_position = 0
         while PyDict_Next(run, &topic_position, &qid, &docs):
             if not PyUnicode_CheckExact(<object>qid) or not PyDict_CheckExact(<object>docs):
                 r.status = BAD_LINE
                 return r.status
-            text = PyUnicode_AsUTF8AndSize(<object>qid, &n)
-            if _rank_current(r) != 0:
-                return r.status
+            text = _utf8(<object>qid, &n)
             if _strings_find(&r.topics, text, n) >= 0:
                 r.status = NOT_GROUPED
                 return r.status
@@ -1081,30 +1372,32 @@ cdef class RunRanker:
             if topic < 0:
                 r.status = NO_MEMORY
                 return r.status
-            r.current = topic
-            if _lookup_build(&r.judgments, r.qrels,
-                             _strings_find(&r.qrels.topics, text, n)) != -1:
-                r.status = NO_MEMORY
+            if _use_topic(r, _strings_find(&r.qrels.topics, text, n)) != 0:
+                return r.status
+            n_docs = PyDict_Size(<object>docs)
+            if _reserve_entries(r, n_docs) != 0:
                 return r.status
             doc_position = 0
-            while PyDict_Next(<object>docs, &doc_position, &docno, &score_object):
+            i = 0
+            while i < n_docs and PyDict_Next(<object>docs, &doc_position, &docno, &score_object):
                 if not PyUnicode_CheckExact(<object>docno):
                     r.status = BAD_LINE
                     return r.status
                 if not _exact_number(<object>score_object, &score) or isnan(score):
                     r.status = BAD_LINE
                     return r.status
-                if r.float32:
-                    score = <double>(<float>score)
-                text = PyUnicode_AsUTF8AndSize(<object>docno, &n)
-                r.lines_seen += 1
-                if _push_bytes(&r.docnos, text, n) != 0 \
-                        or _push_int64(&r.doc_starts, r.docnos.size) != 0 \
-                        or _push_double(&r.scores, score) != 0 \
-                        or _push_int64(&r.lines, r.lines_seen) != 0:
-                    r.status = NO_MEMORY
-                    return r.status
-                r.n_lines_read += 1
+                entry = &r.entries[i]
+                entry.docno = _utf8(<object>docno, &n)
+                entry.length = n
+                entry.score = <double>(<float>score) if r.float32 else score
+                entry.row = i
+                entry.key = random_tie_key(r.seed, i) if r.ties == RULE_RANDOM else i
+                entry.hash = _hash(entry.docno, n, 0)
+                i += 1
+            r.lines_seen += i
+            r.n_lines_read += i
+            if _rank_entries(r, i) != 0:
+                return r.status
         return r.status
 
     def finish(self):
@@ -1127,8 +1420,8 @@ cdef class RunRanker:
     def result(self):
         """(topics in order of appearance, offsets, levels, judged, scores or None, tag).
 
-        Hands the ranked columns over: each C buffer is freed as soon as it is copied,
-        so the peak stays near one copy; a second call is an error.
+        Hands the ranked columns over: the arrays use the C buffers in place (no
+        copy); a second call is an error.
         """
         if not self.finished or self.state.status != OK or self.handed_over:
             raise ValueError("no result: the ranker is not finished, has stopped, or gave it")
@@ -1136,27 +1429,15 @@ cdef class RunRanker:
         counts = _int64_array(&self.state.counts)
         offsets = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
-        levels = _double_array(&self.state.out_levels)
-        _release_doubles(&self.state.out_levels)
-        judged = np.zeros(self.state.out_judged.size, dtype=bool)
-        cdef uint8_t[::1] judged_view = judged.view(np.uint8)
-        if self.state.out_judged.size:
-            memcpy(&judged_view[0], self.state.out_judged.data, self.state.out_judged.size)
-        free(self.state.out_judged.data)
-        self.state.out_judged.data = NULL
-        self.state.out_judged.size = self.state.out_judged.capacity = 0
-        scores = _double_array(&self.state.out_scores) if self.state.keep_scores else None
-        _release_doubles(&self.state.out_scores)
-        tag = self.state.tag.data[:self.state.tag.size].decode("utf-8") \
-            if self.state.tag.size else ""
-        return _strings_list(&self.state.topics), offsets, levels, judged, scores, tag
-
-
-cdef void _release_doubles(Doubles* a) noexcept nogil:
-    free(a.data)
-    a.data = NULL
-    a.size = 0
-    a.capacity = 0
+        cdef RunState* r = &self.state
+        levels = _hand_over(<void**>&r.out_levels.data, &r.out_levels.size,
+                            &r.out_levels.capacity, np.float64)
+        judged = _hand_over(<void**>&r.out_judged.data, &r.out_judged.size,
+                            &r.out_judged.capacity, np.bool_)
+        scores = _hand_over(<void**>&r.out_scores.data, &r.out_scores.size,
+                            &r.out_scores.capacity, np.float64) if r.keep_scores else None
+        tag = r.tag.data[:r.tag.size].decode("utf-8") if r.tag.size else ""
+        return _strings_list(&r.topics), offsets, levels, judged, scores, tag
 
 
 def random_tie_keys(uint64_t seed, const int64_t[::1] positions):

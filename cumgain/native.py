@@ -1,4 +1,5 @@
-"""The fast path for TREC files: parse, rank and join in C (``cgcore._trec``).
+"""The fast path for TREC files and plain dicts: parse, rank and join in C
+(``cgcore._trec``).
 
 :func:`read_ranked` streams the qrels and the run through the native reader and
 returns every run topic already ranked (score descending, then the tie rule), cut at
@@ -7,12 +8,16 @@ cannot take the input (standard input, a run whose topics are not contiguous, th
 "first" duplicates policy) or finds a problem; the caller then reads the files with
 the pure-Python reference reader (:mod:`cumgain.trec_io`), which handles those
 inputs and words every error with file, line and text.
+
+:class:`PreparedQrels` is a qrels dict whose native table is built once, for
+evaluating many runs against the same judgments (the pytrec_eval drop-in).
 """
 from __future__ import annotations
 
 import gzip
 import os
 import zlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -35,9 +40,20 @@ class RankedInput:
     judged: np.ndarray            # in the qrels with a level >= 0
     scores: Optional[np.ndarray]  # as compared (after float32 rounding); kept for ties="average"
     tag: str
-    qrels_topics: list            # in order of appearance in the qrels
-    qrels_offsets: np.ndarray     # judgments of qrels topic i
-    qrels_levels: np.ndarray
+    qrels_topics: Sequence[str]   # in order of appearance in the qrels
+    qrels_offsets: np.ndarray     # judgments of qrels topic i (read-only)
+    qrels_levels: np.ndarray      # (read-only)
+
+
+@dataclass(frozen=True)
+class NativeQrels:
+    """A finished qrels table and its judgments grouped by topic. Only read once
+    built, so one instance serves any number of rankings, in any number of threads."""
+
+    table: Any                    # _trec.QrelsTable
+    topics: tuple                 # in order of appearance in the qrels
+    offsets: np.ndarray           # judgments of topic i: offsets[i]:offsets[i+1] (read-only)
+    levels: np.ndarray            # (read-only)
 
 
 def _is_file(path: Any) -> bool:
@@ -105,23 +121,61 @@ def _add(parser, source) -> bool:
     return _feed(parser, source)
 
 
-def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
-                seed: int, depth: Optional[int], duplicates: str = "error"
-                ) -> Optional[RankedInput]:
-    """Read (TREC files, or dicts with str ids and int/float values), rank and join in
-    C; or None when the reference reader must take over."""
-    if duplicates != "error" or not all(_is_file(x) or type(x) is dict for x in (qrels, run)):
+def native_qrels(qrels: Any, indexed: bool = False) -> Optional[NativeQrels]:
+    """Read judgments (a TREC file, or a dict with str ids and int/float levels) in C;
+    or None when the reference reader must take over. ``indexed``: keep every topic's
+    docno index, for a table many runs will be ranked against."""
+    if not (_is_file(qrels) or type(qrels) is dict):
         return None
     if type(qrels) is dict and any(len(docs) == 0 for docs in qrels.values()):
         return None     # empty qrels topics are reported by the reference path
-    table = _trec.QrelsTable()
+    table = _trec.QrelsTable(indexed)
     if not _add(table, qrels) or (table.n_rows == 0 and type(qrels) is not dict):
         return None
-    ranker = _trec.RunRanker(table, TIE_CODES[ties], score_precision == "float32",
+    offsets, levels = table.grouped()
+    offsets.flags.writeable = levels.flags.writeable = False
+    return NativeQrels(table, tuple(table.topics()), offsets, levels)
+
+
+class PreparedQrels(dict):
+    """Judgments ``{qid: {docno: level}}`` whose native table is built once, as
+    pytrec_eval's ``RelevanceEvaluator`` reads its qrels once: every run evaluated
+    against them skips reading the judgments again.
+
+    The topics' dicts are kept as they are, not copied (a copy would double the
+    judgments' memory); other mappings are copied into plain dicts, which the native
+    reader takes. Treat them as read-only once prepared: the table is not rebuilt if
+    they change. ``native`` is None when the native reader does not take these
+    judgments (other id or level types, a topic without judgments, ...); each
+    evaluation then takes the reference path, which ends as it does for the original
+    (a result or the same error).
+    """
+
+    def __init__(self, qrels: Mapping):
+        super().__init__(
+            (qid, dict(docs) if isinstance(docs, Mapping) and type(docs) is not dict else docs)
+            for qid, docs in qrels.items())
+        self.native: Optional[NativeQrels] = native_qrels(dict(self), indexed=True)
+
+    def __reduce__(self):
+        return PreparedQrels, (dict(self),)
+
+
+def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
+                seed: int, depth: Optional[int], duplicates: str = "error"
+                ) -> Optional[RankedInput]:
+    """Read (TREC files, dicts with str ids and int/float values, or
+    :class:`PreparedQrels`), rank and join in C; or None when the reference reader
+    must take over."""
+    if duplicates != "error" or not (_is_file(run) or type(run) is dict):
+        return None
+    judgments = qrels.native if isinstance(qrels, PreparedQrels) else native_qrels(qrels)
+    if judgments is None:
+        return None
+    ranker = _trec.RunRanker(judgments.table, TIE_CODES[ties], score_precision == "float32",
                              -1 if depth is None else depth, seed, ties == "average")
     if not _add(ranker, run) or (ranker.n_lines == 0 and type(run) is not dict):
         return None
     run_topics, run_offsets, levels, judged, scores, tag = ranker.result()
-    qrels_offsets, qrels_levels = table.grouped()
     return RankedInput(run_topics, run_offsets, levels, judged, scores, tag,
-                       table.topics(), qrels_offsets, qrels_levels)
+                       judgments.topics, judgments.offsets, judgments.levels)

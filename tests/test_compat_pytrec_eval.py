@@ -380,6 +380,24 @@ def test_measure_spellings_and_nicknames_equal_pytrec_eval():
         _compare(common, got, "nicknames", qrels, run)
 
 
+def test_qrels_are_read_when_the_evaluator_is_built_like_pytrec_eval():
+    """Both libraries read the qrels once, in the constructor: an evaluation does not
+    read them again, so judgments changed or added afterwards are not seen."""
+    batch, run = _random_batch(5, 60)
+    qrels = {topic: dict(judgments) for topic, judgments in batch.items()}  # mutated below
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES))
+    mine = ours.RelevanceEvaluator(qrels, set(MEASURES))
+    before = theirs.evaluate(run)
+    topic = next(t for t in sorted(qrels) if len(qrels[t]) > 1 and t in run)
+    qrels[topic].update(dict.fromkeys(qrels[topic], 0))   # in place
+    qrels[topic]["a new document"] = 3
+    qrels[next(t for t in run if t not in qrels)] = {"x": 1}
+    after = theirs.evaluate(run)
+    assert after == before
+    for _ in range(2):                      # an evaluator serves any number of runs
+        _compare(after, mine.evaluate(run), "qrels read once (compat)", qrels, run)
+
+
 # ------------------------------------------------------------------ all-negative topics
 
 @pytest.mark.parametrize("relevance_level, judged_only", SETTINGS)

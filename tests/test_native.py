@@ -2,20 +2,26 @@
 
 The native path must accept exactly the files the reference reader accepts, and
 give bit-identical evaluations; on anything it does not take it must step aside
-(read_ranked returns None) so that the reference reader words the error.
+(read_ranked returns None) so that the reference reader words the error. The same
+holds for plain dicts and for qrels prepared once (PreparedQrels).
 """
+import gc
 import gzip
 import math
+import pickle
+import re
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from cgcore import _trec
 from cumgain.evaluator import TopicsWarning, evaluate
 from cumgain.exceptions import FormatError
-from cumgain.native import read_ranked
-from cumgain.trec_io import read_qrels, read_run
+from cumgain.native import PreparedQrels, read_ranked
+from cumgain.trec_io import load_qrels, load_run, read_qrels, read_run
 
 MEASURES = ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank",
             "P.1,3,10", "recall.5", "ndcg", "ndcg_cut.3,10", "ndcg_rel", "Rndcg",
@@ -165,3 +171,166 @@ def test_long_lines_and_long_numbers(tmp_path):
     qrels_path.write_text(f"1 0 {long_docno} 1\n")
     run_path.write_text(f"1 Q0 {long_docno} 1 {'1' * 200}.5 t\n1 Q0 b 2 0.{'1' * 300} t\n")
     assert_same(*both_ways(qrels_path, run_path))
+
+
+# ------------------------------------------------------------------ plain dicts
+
+# Docnos whose byte order the 8-byte prefix comparison alone cannot settle (equal
+# first 8 bytes, one a prefix of another, NUL bytes, multi-byte UTF-8), short ones
+# (fewer than 4 bytes) and the empty docno. (No docno ends in NUL: the reference
+# path's numpy str arrays would drop it, and a file cannot hold one.)
+DICT_DOCNOS = ["", "a", "ab", "abc", "abcd", "abcd\x00e", "abcdefg", "abcdefgh",
+               "abcdefgh\x00i", "abcdefghi", "abcdefgg", "abcdefgi", "abcdefgh" * 5,
+               "abcdefgh" * 5 + "x", "é", "éa", "日本語テキスト", "\U0001F600", "d1", "d10", "d2",
+               "D1", "10", "9"]
+dict_scores = st.sampled_from([0.5, 0.25, 1, 2, -1.0, 1.0000000001, 1.0000000002, 1e300,
+                               float("inf"), float("-inf"), -0.0, 0.0])
+
+
+@st.composite
+def dict_collections(draw):
+    """A qrels dict and a run dict; some topics long (tie groups past the insertion sort's
+    16), scores in any order."""
+    qrels, run = {}, {}
+    for topic in draw(st.lists(topics, min_size=1, max_size=3, unique=True)):
+        judged = draw(st.lists(st.sampled_from(DICT_DOCNOS), min_size=1, max_size=12,
+                               unique=True))
+        qrels[topic] = {d: draw(st.sampled_from([-1, 0, 1, 2, 3, 1.5])) for d in judged}
+    for topic in draw(st.lists(topics, min_size=1, max_size=3, unique=True)):
+        docs = draw(st.lists(st.sampled_from(DICT_DOCNOS), min_size=1, max_size=len(DICT_DOCNOS),
+                             unique=True))
+        if draw(st.booleans()):
+            docs += [f"x{i}" for i in range(draw(st.integers(17, 60)))]
+        palette = draw(st.lists(dict_scores, min_size=1, max_size=3))
+        run[topic] = {d: draw(st.sampled_from(palette)) for d in docs}
+    return qrels, run
+
+
+@settings(max_examples=150, deadline=None)
+@given(dict_collections(), st.sampled_from(["docno_desc", "docno_asc", "input_order", "random"]),
+       st.sampled_from(["float64", "float32"]), st.sampled_from([None, 3, 30]), st.booleans())
+def test_dicts_native_equals_reference(data, ties, precision, depth, judged_only):
+    qrels, run = data
+    assert read_ranked(qrels, run, ties=ties, score_precision=precision, seed=3,
+                       depth=depth) is not None
+    options = dict(ties=ties, score_precision=precision, seed=3, depth=depth,
+                   judged_only=judged_only)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TopicsWarning)
+        native = evaluate(qrels, run, MEASURES, **options)
+        reference = evaluate(load_qrels(qrels), load_run(run), MEASURES, **options)
+    assert_same(native, reference)
+
+
+def test_native_arrays_outlive_the_native_objects():
+    """The ranked columns are handed over without a copy: they stay valid (and
+    writable, like any array) after the ranker is gone. The grouped judgments are
+    read-only views that keep their table alive."""
+    ranked = read_ranked({"q": {"a": 2, "c": 1}}, {"q": {"a": 0.5, "b": 0.5, "c": 0.9}},
+                         ties="docno_desc", score_precision="float64", seed=0, depth=None)
+    table = _trec.QrelsTable()
+    assert table.add_dict({"q": {"x": 3, "y": 0}, "r": {"z": 1}}) == _trec.STATUS_OK
+    assert table.feed(b"q 0 w 2\n") == _trec.STATUS_OK and table.finish() == _trec.STATUS_OK
+    offsets, levels = table.grouped()
+    del table
+    gc.collect()
+    # c (0.9) first, then the tie b, a in docno-descending order
+    assert ranked.levels.tolist() == [1.0, 0.0, 2.0]
+    assert ranked.judged.tolist() == [True, False, True]
+    assert ranked.run_offsets.tolist() == [0, 3]
+    ranked.levels[0] = 5.0
+    assert ranked.levels[0] == 5.0
+    # topic q's rows (x, y, then w from the file) before r's
+    assert offsets.tolist() == [0, 3, 4] and levels.tolist() == [3.0, 0.0, 2.0, 1.0]
+    assert not offsets.flags.writeable and not levels.flags.writeable
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+def test_qrels_tables_find_duplicates_with_or_without_a_kept_index(indexed):
+    """The duplicate check names the line of the second occurrence, whichever way the
+    table is built; an indexed table ranks like one without."""
+    table = _trec.QrelsTable(indexed)
+    assert table.feed(b"1 0 a 1\n2 0 a 1\n1 0 b 0\n1 0 a 2\n") == _trec.STATUS_OK
+    assert table.finish() == _trec.STATUS_DUPLICATE and table.status_line == 4
+    run = {"1": {"a": 1.0, "b": 2.0, "c": 0.5}, "3": {"a": 1.0}}
+    columns = []
+    for indexed_table in (False, True):
+        table = _trec.QrelsTable(indexed_table)
+        assert table.indexed == indexed_table
+        assert table.add_dict({"1": {"a": 2, "b": 0}, "2": {"a": 1}}) == _trec.STATUS_OK
+        assert table.finish() == _trec.STATUS_OK
+        ranker = _trec.RunRanker(table, _trec.TIES_DOCNO_DESC, False, -1, 0, False)
+        assert ranker.add_dict(run) == _trec.STATUS_OK and ranker.finish() == _trec.STATUS_OK
+        topics, offsets, levels, judged, _, _ = ranker.result()
+        columns.append((topics, offsets.tolist(), levels.tolist(), judged.tolist()))
+    # topic 1: b (2.0, judged 0), a (1.0, level 2), c (unjudged); topic 3 has no judgments
+    assert columns[0] == columns[1] == (["1", "3"], [0, 3, 4], [0.0, 2.0, 0.0, 0.0],
+                                        [True, True, False, False])
+
+
+# ------------------------------------------------------------------ prepared qrels
+
+def _evaluation(qrels, run, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TopicsWarning)
+        return evaluate(qrels, run, MEASURES, **options)
+
+
+def test_prepared_qrels_evaluate_like_the_plain_dict(tmp_path):
+    qrels = {"1": {"a": 2, "b": 0, "c": 1}, "2": {"a": 1}, "3": {"z": -1, "y": 3}}
+    runs = [{"1": {"a": 0.1, "c": 0.9, "d": 0.9}, "3": {"y": 1.0}, "4": {"a": 1.0}},
+            {"2": {"b": 1, "a": 1}}]
+    run_path = tmp_path / "run"
+    run_path.write_text("1 Q0 c 1 2.0 t\n1 Q0 a 2 1.0 t\n2 Q0 a 1 5 t\n")
+    prepared = PreparedQrels(qrels)
+    assert prepared == qrels and prepared.native is not None
+    for run in runs + [run_path]:
+        for options in ({}, {"ties": "docno_asc", "depth": 1},
+                        {"score_precision": "float32", "judged_only": True}):
+            assert_same(_evaluation(prepared, run, **options), _evaluation(qrels, run, **options))
+    # other mappings are copied into plain dicts, which the native reader takes
+    ordered = PreparedQrels({qid: OrderedDict(docs) for qid, docs in qrels.items()})
+    assert ordered == qrels and ordered.native is not None
+    assert all(type(docs) is dict for docs in ordered.values())
+    assert_same(_evaluation(ordered, runs[0]), _evaluation(qrels, runs[0]))
+
+
+def test_prepared_qrels_keep_the_dicts_and_read_them_once():
+    """The topics' dicts are not copied; the table built from them serves every
+    evaluation, with the same numbers each time."""
+    qrels = {"1": {"a": 2, "b": 1}, "2": {"c": 1}}
+    prepared = PreparedQrels(qrels)
+    assert prepared["1"] is qrels["1"] and prepared["2"] is qrels["2"]
+    run = {"1": {"b": 2.0, "c": 1.0, "a": 0.5}, "2": {"c": 3}}
+    first = _evaluation(prepared, run)
+    assert_same(first, _evaluation(qrels, run))
+    assert_same(_evaluation(prepared, run), first)
+
+
+@pytest.mark.parametrize("qrels", [{"1": {"a": np.int64(1)}}, {1: {"a": 1}},
+                                   {"1": {"a": 1}, "2": {}}, {"1": {"a": float("nan")}}])
+def test_prepared_qrels_the_native_reader_does_not_take(qrels):
+    """Such judgments are not read natively; evaluations take the reference path and
+    end as they do for the plain dict (a result or the same error)."""
+    prepared = PreparedQrels(qrels)
+    assert prepared.native is None
+    run = {"1": {"a": 1.0}}
+    try:
+        expected = _evaluation(qrels, run)
+    except Exception as error:          # noqa: BLE001 - compared below
+        with pytest.raises(type(error), match=re.escape(str(error))):
+            _evaluation(prepared, run)
+    else:
+        assert_same(_evaluation(prepared, run), expected)
+
+
+def test_prepared_qrels_share_read_only_judgments_and_pickle():
+    prepared = PreparedQrels({"1": {"a": 2, "b": 0}, "2": {"c": 1}})
+    native = prepared.native
+    assert native.topics == ("1", "2") and native.offsets.tolist() == [0, 2, 3]
+    assert native.levels.tolist() == [2.0, 0.0, 1.0]
+    assert not native.offsets.flags.writeable and not native.levels.flags.writeable
+    copy = pickle.loads(pickle.dumps(prepared))
+    assert type(copy) is PreparedQrels and copy == prepared and copy.native is not None
+    run = {"1": {"a": 1.0}}
+    assert_same(_evaluation(copy, run), _evaluation(prepared, run))

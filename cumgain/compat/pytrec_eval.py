@@ -24,6 +24,7 @@ import numpy as np
 from cumgain.evaluator import evaluate as _evaluate
 from cumgain.exceptions import InputError
 from cumgain.measures import TREC_NAMES, parse_measures
+from cumgain.native import PreparedQrels
 
 __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run",
            "supported_measures", "supported_nicknames"]
@@ -62,6 +63,10 @@ class RelevanceEvaluator:
 
     ``evaluate(run)`` returns ``{qid: {measure: value}}`` for the topics in both the
     run and the qrels, with trec_eval's measure names (``ndcg_cut_10``, ``P_5``, ...).
+    As in pytrec_eval, the qrels are read once, here, and each ``evaluate`` only reads
+    and ranks the run. (A run the native reader does not take, e.g. one with numpy
+    scores, goes to the reference reader, which reads the qrels dicts again: keep them
+    unchanged while the evaluator is in use.)
     """
 
     def __init__(self, query_relevance: Mapping, measures: Iterable[str],
@@ -69,8 +74,9 @@ class RelevanceEvaluator:
         if not isinstance(query_relevance, Mapping):
             raise InputError("query_relevance must be a dict {qid: {docid: relevance}}")
         self._measures = parse_measures(_expand(measures))
-        # pytrec_eval drops topics without judgments; plain dicts take the native path
-        self._qrels = {qid: docs for qid, docs in query_relevance.items() if len(docs) > 0}
+        # pytrec_eval drops topics without judgments, and reads the qrels once, here
+        self._qrels = PreparedQrels(
+            {qid: docs for qid, docs in query_relevance.items() if len(docs) > 0})
         self._relevance_level = relevance_level
         self._judged_only = bool(judged_docs_only_flag)
 
@@ -82,7 +88,8 @@ class RelevanceEvaluator:
                            [m.name for m in self._measures],
                            relevance_level=self._relevance_level,
                            judged_only=self._judged_only, score_precision="float32",
-                           ties="docno_desc", topics="both", warn=warn)
+                           ties="docno_desc", topics="both", warn=warn,
+                           seed=0)  # unused by these ties: no random seed to draw
         return result.per_topic()
 
 
