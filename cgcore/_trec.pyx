@@ -691,25 +691,28 @@ cdef int _qrels_group(QrelsState* q, bint indexed) noexcept nogil:
         q.topic_starts[t] = q.topic_starts[t - 1]
     q.topic_starts[0] = 0
     _release_int64s(&q.topic_of_row)
+    # Move the rows first: a Lookup finds its rows at first_row + position, which holds
+    # only once the rows are grouped (checking before the move compared a topic's
+    # docnos with other topics' rows and missed duplicates in interleaved topics).
+    if _move_rows(q, by_topic) != 0:
+        free(by_topic)
+        q.status = NO_MEMORY
+        return -1
     for t in range(n_topics):
         if _judgment_count(q, t) >= 0xFFFFFFFFLL:
             found = -2                  # a Lookup slot holds a position + 1 in 32 bits
         else:
-            found = _scratch_index(q, t, &table, &scratch, &capacity, by_topic)
+            found = _scratch_index(q, t, &table, &scratch, &capacity, NULL)
         if found != -1:
             if found == -2:
                 q.status = NO_MEMORY
-            else:
-                q.status, q.status_line = DUPLICATE, q.lines.data[found]
+            else:                       # lines are in reading order
+                q.status, q.status_line = DUPLICATE, q.lines.data[by_topic[found]]
             free(scratch)
             free(by_topic)
             return -1
     free(scratch)
     _release_int64s(&q.lines)           # needed no more once checked
-    if _move_rows(q, by_topic) != 0:
-        free(by_topic)
-        q.status = NO_MEMORY
-        return -1
     free(by_topic)
     if indexed and _keep_index(q) != 0:
         q.status = NO_MEMORY

@@ -269,3 +269,14 @@ def test_a_run_file_over_two_gigabytes(tmp_path):
     assert result.means["num_rel_ret"] == n_topics * 10
     assert result.means["map"] == 1.0 and result.means["P_10"] == 1.0
     assert result.means["P_20"] == 0.5
+
+
+def test_a_duplicate_in_an_interleaved_qrels_topic_the_run_lacks(tmp_path):
+    """Found by the fuzzer: topic q2's lines are apart and q2 is not in the run; the
+    duplicate must still be found (the native reader once compared q2's docnos with
+    q1's rows and accepted the file)."""
+    qrels = "q1 0 f1 2\nq2 0 d1 0\nq1 0 d3 1\nq2 0 d1 1\n"
+    expect_error(tmp_path, qrels, "q1 Q0 a 1 0.9 t\n", "qrels", 4, "duplicate docno 'd1' in topic 'q2'")
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    assert read_ranked(qrels_path, run_path, ties="docno_desc", score_precision="float64",
+                       seed=0, depth=None, duplicates="error") is None
