@@ -23,7 +23,7 @@ its exact error. The same happens for inputs the streaming design does not cover
 """
 from libc.stdint cimport int64_t, uint64_t, uint8_t, int32_t, uint32_t
 from libc.stdlib cimport malloc, calloc, realloc, free, strtod
-from libc.string cimport memcpy, memcmp, memchr
+from libc.string cimport memcpy, memcmp, memchr, memset
 from libc.math cimport isnan, isinf
 
 from cpython.buffer cimport PyBuffer_FillInfo
@@ -31,6 +31,11 @@ from cpython.dict cimport PyDict_Next, PyDict_Size
 from cpython.ref cimport PyObject
 
 import numpy as np
+
+cdef extern from "_scan.h":
+    Py_ssize_t cg_split64(const char* p, Py_ssize_t available, Py_ssize_t* starts,
+                          Py_ssize_t* ends, int max_fields, Py_ssize_t* length) noexcept nogil
+    bint cg_ascii_no_nul(const char* p, Py_ssize_t n) noexcept nogil
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
@@ -50,6 +55,7 @@ STATUS_BAD_LINE = 1        # a malformed line: the reference reader words the er
 STATUS_DUPLICATE = 2       # a docno twice in one topic
 STATUS_NOT_GROUPED = 3     # a run topic's lines are not contiguous
 STATUS_NO_MEMORY = 4
+STATUS_APPENDED = 5        # a table whose rows were appended to another: no longer usable
 
 cdef enum:
     RULE_DOCNO_DESC = 0
@@ -69,6 +75,7 @@ cdef enum:
     DUPLICATE = 2
     NOT_GROUPED = 3
     NO_MEMORY = 4
+    APPENDED = 5
     MAX_FIELDS = 6
 
 # ---------------------------------------------------------------- growable arrays
@@ -103,6 +110,25 @@ cdef int _reserve(void** data, Py_ssize_t* capacity, Py_ssize_t needed,
         return -1
     data[0] = grown
     capacity[0] = new_capacity
+    return 0
+
+
+cdef int _extend(void** data, Py_ssize_t* size, Py_ssize_t* capacity, const void* more,
+                 Py_ssize_t n, Py_ssize_t item, bint replace=False) noexcept nogil:
+    """Append (or with ``replace``, set) ``n`` items of ``item`` bytes, growing the
+    array to exactly its new size; -1 when out of memory."""
+    cdef Py_ssize_t at = 0 if replace else size[0]
+    cdef void* grown
+    if n == 0:
+        size[0] = at
+        return 0
+    if at + n > capacity[0]:
+        grown = realloc(data[0], (at + n) * item)
+        if grown == NULL:
+            return -1
+        data[0], capacity[0] = grown, at + n
+    memcpy(<char*>data[0] + at * item, more, n * item)
+    size[0] = at + n
     return 0
 
 
@@ -252,6 +278,14 @@ cdef inline Py_ssize_t _strings_count(Strings* s) noexcept nogil:
     return s.starts.size - 1
 
 
+cdef inline const char* _strings_text(Strings* s, int64_t index) noexcept nogil:
+    return s.arena.data + s.starts.data[index]
+
+
+cdef inline Py_ssize_t _strings_length(Strings* s, int64_t index) noexcept nogil:
+    return s.starts.data[index + 1] - s.starts.data[index]
+
+
 cdef int _strings_grow(Strings* s) noexcept nogil:
     cdef Py_ssize_t n = s.n_slots * 2, i, slot
     cdef int64_t* slots = <int64_t*>malloc(n * 8)
@@ -393,6 +427,19 @@ cdef Py_ssize_t _split(const char* line, Py_ssize_t n, Py_ssize_t* starts,
         count += 1
 
 
+cdef inline Py_ssize_t _next_line(const char* text, Py_ssize_t position, Py_ssize_t size,
+                                  Py_ssize_t* starts, Py_ssize_t* ends,
+                                  Py_ssize_t* length) noexcept nogil:
+    """Split the line at ``position`` as _split does (its length, without the newline,
+    in ``length``): 64 bytes at a time where _scan.h can, else byte by byte."""
+    cdef Py_ssize_t n_fields = cg_split64(text + position, size - position, starts, ends,
+                                          MAX_FIELDS, length)
+    if n_fields != -2:
+        return n_fields
+    length[0] = _line_end(text, position, size) - position
+    return _split(text + position, length[0], starts, ends)
+
+
 cdef inline bint _lower_equals(const char* s, Py_ssize_t n, const char* word,
                                Py_ssize_t m) noexcept nogil:
     cdef Py_ssize_t i
@@ -409,28 +456,38 @@ cdef double[23] _POWERS_OF_TEN = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1
                                   1e20, 1e21, 1e22]
 
 
-cdef bint _fast_decimal(const char* s, Py_ssize_t n, double* value) noexcept nogil:
+cdef inline bint _fast_decimal(const char* s, Py_ssize_t n, double* value) noexcept nogil:
     """[sign] digits [. digits] with at most 15 digits in all and no exponent:
     the integer of the digits and a power of ten <= 1e22 are both exact doubles, so
     one correctly rounded division gives exactly strtod's value (Clinger 1990)."""
-    cdef Py_ssize_t i = 0, digits = 0, fraction = 0
-    cdef bint negative = False, point = False
+    cdef Py_ssize_t i = 0, first_digit, integer_digits, fraction = 0
+    cdef bint negative = False
     cdef uint64_t mantissa = 0
+    cdef uint8_t digit
     cdef double result
     if n > 0 and (s[0] == b'-' or s[0] == b'+'):
         negative = s[0] == b'-'
         i = 1
-    for i in range(i, n):
-        if s[i] >= b'0' and s[i] <= b'9':
-            mantissa = mantissa * 10 + <uint64_t>(s[i] - 48)  # 48 = ord('0')
-            digits += 1
-            if point:
-                fraction += 1
-        elif s[i] == b'.' and not point:
-            point = True
-        else:
-            return False
-    if digits == 0 or digits > 15:
+    if n - i > 16:                       # more than 15 digits and a point
+        return False
+    first_digit = i
+    while i < n:
+        digit = <uint8_t>s[i] - 48       # 48 = ord('0'); other bytes wrap above 9
+        if digit > 9:
+            break
+        mantissa = mantissa * 10 + digit
+        i += 1
+    integer_digits = i - first_digit
+    if i < n and s[i] == b'.':
+        i += 1
+        while i < n:
+            digit = <uint8_t>s[i] - 48
+            if digit > 9:
+                return False
+            mantissa = mantissa * 10 + digit
+            i += 1
+            fraction += 1
+    if i != n or integer_digits + fraction == 0 or integer_digits + fraction > 15:
         return False
     result = <double>mantissa
     if fraction:
@@ -627,21 +684,21 @@ cdef int _scratch_index(QrelsState* q, int64_t topic, Lookup* table, uint64_t** 
 
 
 cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept nogil:
-    cdef Py_ssize_t position = 0, end, n_fields
+    cdef Py_ssize_t position = 0, length = 0, n_fields
+    cdef bint ascii = cg_ascii_no_nul(text, size)     # then no line needs the UTF-8 check
     cdef Py_ssize_t starts[MAX_FIELDS]
     cdef Py_ssize_t ends[MAX_FIELDS]
-    cdef int64_t topic
+    cdef int64_t topic, previous_topic = -1
     cdef const char* row
     cdef double value
     while position < size:
-        end = _line_end(text, position, size)
         q.lines_seen += 1
         row = text + position
-        n_fields = _split(row, end - position, starts, ends)
-        if not _valid_utf8(<const uint8_t*>row, end - position):
+        n_fields = _next_line(text, position, size, starts, ends, &length)
+        if not ascii and not _valid_utf8(<const uint8_t*>row, length):
             q.status, q.status_line = BAD_LINE, q.lines_seen
             return -1
-        position = end + 1
+        position += length + 1
         if n_fields <= 0:       # blank lines are errors in qrels; so is a CR inside a line
             q.status, q.status_line = BAD_LINE, q.lines_seen
             return -1
@@ -651,7 +708,13 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
                 or isnan(value) or isinf(value):
             q.status, q.status_line = BAD_LINE, q.lines_seen
             return -1
-        topic = _strings_add(&q.topics, row + starts[0], ends[0] - starts[0])
+        if previous_topic >= 0 and ends[0] - starts[0] == _strings_length(&q.topics, previous_topic) \
+                and memcmp(row + starts[0], _strings_text(&q.topics, previous_topic),
+                           ends[0] - starts[0]) == 0:
+            topic = previous_topic       # judgments usually come a topic at a time
+        else:
+            topic = _strings_add(&q.topics, row + starts[0], ends[0] - starts[0])
+            previous_topic = topic
         if topic < 0 or _push_bytes(&q.docnos, row + starts[2], ends[2] - starts[2]) != 0 \
                 or _push_int64(&q.doc_starts, q.docnos.size) != 0 \
                 or _push_int64(&q.topic_of_row, topic) != 0 \
@@ -867,6 +930,51 @@ cdef class QrelsTable:
                     return q.status
         return q.status
 
+    def append(self, QrelsTable other not None):
+        """Add the rows of ``other`` (the next part of the same judgments; neither table
+        finished) after this table's own, as if one table had read both parts;
+        ``other`` is left finished with status STATUS_APPENDED, no longer usable.
+        Returns the status."""
+        if self.finished or other.finished or other is self:
+            raise ValueError("append needs two distinct tables, neither finished")
+        if self.state.status != OK or other.state.status != OK:
+            raise ValueError("append needs two tables without error")
+        cdef QrelsState* q = &self.state
+        cdef QrelsState* o = &other.state
+        cdef Py_ssize_t i, n, n_topics = _strings_count(&o.topics)
+        cdef Py_ssize_t base_docnos = q.docnos.size, base_lines = q.lines_seen
+        cdef int64_t* topic_map = <int64_t*>malloc((n_topics + 1) * 8)
+        if topic_map == NULL:
+            raise MemoryError()
+        with nogil:
+            for i in range(n_topics):
+                n = o.topics.starts.data[i + 1] - o.topics.starts.data[i]
+                topic_map[i] = _strings_add(&q.topics,
+                                            o.topics.arena.data + o.topics.starts.data[i], n)
+                if topic_map[i] < 0:
+                    q.status = NO_MEMORY
+                    break
+            if q.status == OK and _extend(<void**>&q.docnos.data, &q.docnos.size,
+                                          &q.docnos.capacity, o.docnos.data, o.docnos.size,
+                                          1) != 0:
+                q.status = NO_MEMORY
+            if q.status == OK and _extend(<void**>&q.relevance.data, &q.relevance.size,
+                                          &q.relevance.capacity, o.relevance.data,
+                                          o.relevance.size, 8) != 0:
+                q.status = NO_MEMORY
+            i = 0
+            while q.status == OK and i < o.relevance.size:
+                if _push_int64(&q.doc_starts, base_docnos + o.doc_starts.data[i + 1]) != 0 \
+                        or _push_int64(&q.topic_of_row, topic_map[o.topic_of_row.data[i]]) != 0 \
+                        or _push_int64(&q.lines, base_lines + o.lines.data[i]) != 0:
+                    q.status = NO_MEMORY
+                i += 1
+            q.lines_seen += o.lines_seen
+        free(topic_map)
+        other.finished = True
+        o.status = APPENDED
+        return q.status
+
     def finish(self):
         """Group the judgments by topic and check for duplicates; returns the status."""
         if self.state.status == OK and not self.finished:
@@ -967,8 +1075,9 @@ cdef struct RunState:
     Entry* entries
     Ranked* ranked             # the entries being sorted
     Py_ssize_t n_entries       # room in both
-    int64_t* seen              # duplicate check: entry index + 1, 0 = empty
-    Py_ssize_t n_seen
+    uint64_t* seen             # duplicate check: (stamp << 32) | entry index; a slot
+    Py_ssize_t n_seen          # is in use for the topic being ranked if its stamp is
+    int64_t stamp              # this one (wraps after 2^32 - 1 topics: see _rank_current)
     Int64s counts              # per run topic: ranked rows kept
     Doubles out_levels
     Doubles out_scores
@@ -1167,11 +1276,16 @@ cdef int _rank_entries(RunState* r, Py_ssize_t n) noexcept nogil:
     return 0
 
 
+cdef uint64_t STAMP_MASK = 0xFFFFFFFF00000000ULL
+cdef uint64_t INDEX_MASK = 0x00000000FFFFFFFFULL   # also the most stamps, and entries
+
+
 cdef int _rank_current(RunState* r) noexcept nogil:
     """Rank the topic collected from the file: check duplicates, then rank and join."""
     cdef Py_ssize_t n = r.scores.size, i, slot, n_slots
     cdef Entry* entry
     cdef int64_t other
+    cdef uint64_t stamp
     if r.current < 0:
         return 0
     if _reserve_entries(r, n) != 0:
@@ -1181,14 +1295,20 @@ cdef int _rank_current(RunState* r) noexcept nogil:
         n_slots *= 2
     if n_slots > r.n_seen:
         free(r.seen)
-        r.seen = <int64_t*>malloc(n_slots * 8)
+        r.seen = <uint64_t*>calloc(n_slots, 8)
         if r.seen == NULL:
             r.n_seen = 0
             r.status = NO_MEMORY
             return -1
         r.n_seen = n_slots
-    for slot in range(n_slots):
-        r.seen[slot] = 0
+    if <uint64_t>n > INDEX_MASK:         # an entry index must fit a slot's low half
+        r.status = NO_MEMORY
+        return -1
+    r.stamp += 1        # slots stamped by earlier topics count as empty: no clearing
+    if <uint64_t>r.stamp > INDEX_MASK:  # after 2^32 - 1 topics: clear once, start again
+        memset(r.seen, 0, r.n_seen * 8)
+        r.stamp = 1
+    stamp = <uint64_t>r.stamp << 32
     for i in range(n):
         entry = &r.entries[i]
         entry.score = r.scores.data[i]
@@ -1198,14 +1318,14 @@ cdef int _rank_current(RunState* r) noexcept nogil:
         entry.key = random_tie_key(r.seed, i) if r.ties == RULE_RANDOM else i
         entry.hash = _hash(entry.docno, entry.length, 0)
         slot = entry.hash & (n_slots - 1)
-        while r.seen[slot] != 0:
-            other = r.seen[slot] - 1
+        while (r.seen[slot] & STAMP_MASK) == stamp:
+            other = <int64_t>(r.seen[slot] & INDEX_MASK)
             if r.entries[other].length == entry.length and \
                     _equal_bytes(r.entries[other].docno, entry.docno, entry.length):
                 r.status, r.status_line = DUPLICATE, r.lines.data[i]
                 return -1
             slot = (slot + 1) & (n_slots - 1)
-        r.seen[slot] = i + 1
+        r.seen[slot] = stamp | <uint64_t>i
     if _rank_entries(r, n) != 0:
         return -1
     r.docnos.size = 0
@@ -1216,7 +1336,8 @@ cdef int _rank_current(RunState* r) noexcept nogil:
 
 
 cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogil:
-    cdef Py_ssize_t position = 0, end, n_fields, last_tag_start = -1, last_tag_end = -1
+    cdef Py_ssize_t position = 0, length = 0, n_fields, last_tag_start = -1, last_tag_end = -1
+    cdef bint ascii = cg_ascii_no_nul(text, size)     # then no line needs the UTF-8 check
     cdef Py_ssize_t starts[MAX_FIELDS]
     cdef Py_ssize_t ends[MAX_FIELDS]
     cdef int64_t topic
@@ -1224,14 +1345,13 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
     cdef const char* tag_row = NULL
     cdef double score
     while position < size:
-        end = _line_end(text, position, size)
         r.lines_seen += 1
         row = text + position
-        n_fields = _split(row, end - position, starts, ends)
-        if not _valid_utf8(<const uint8_t*>row, end - position):
+        n_fields = _next_line(text, position, size, starts, ends, &length)
+        if not ascii and not _valid_utf8(<const uint8_t*>row, length):
             r.status, r.status_line = BAD_LINE, r.lines_seen
             return -1
-        position = end + 1
+        position += length + 1
         if n_fields < 0:
             r.status, r.status_line = BAD_LINE, r.lines_seen
             return -1
@@ -1403,6 +1523,61 @@ cdef class RunRanker:
                 return r.status
         return r.status
 
+    def append(self, RunRanker other not None):
+        """Move the ranked topics of ``other`` (the next part of the same run, finished)
+        after this ranker's own (finished too), as if one ranker had read both parts;
+        ``other`` is left empty. A topic in both parts stops this ranker with
+        NOT_GROUPED. Returns the status."""
+        if not (self.finished and other.finished) or self.handed_over or other.handed_over \
+                or other is self:
+            raise ValueError("append needs two distinct finished rankers, results not taken")
+        if self.state.status != OK or other.state.status != OK:
+            raise ValueError("append needs two rankers that finished without error")
+        cdef RunState* r = &self.state
+        cdef RunState* o = &other.state
+        cdef Py_ssize_t i, n
+        cdef const char* text
+        with nogil:
+            for i in range(_strings_count(&o.topics)):
+                text = o.topics.arena.data + o.topics.starts.data[i]
+                n = o.topics.starts.data[i + 1] - o.topics.starts.data[i]
+                if _strings_find(&r.topics, text, n) >= 0:
+                    r.status = NOT_GROUPED
+                    break
+                if _strings_add(&r.topics, text, n) < 0:
+                    r.status = NO_MEMORY
+                    break
+            if r.status == OK and (
+                    _extend(<void**>&r.counts.data, &r.counts.size, &r.counts.capacity,
+                            o.counts.data, o.counts.size, 8) != 0
+                    or _extend(<void**>&r.out_levels.data, &r.out_levels.size,
+                               &r.out_levels.capacity, o.out_levels.data, o.out_levels.size,
+                               8) != 0
+                    or _extend(<void**>&r.out_judged.data, &r.out_judged.size,
+                               &r.out_judged.capacity, o.out_judged.data, o.out_judged.size,
+                               1) != 0
+                    or (r.keep_scores and _extend(
+                        <void**>&r.out_scores.data, &r.out_scores.size,
+                        &r.out_scores.capacity, o.out_scores.data, o.out_scores.size, 8) != 0)
+                    or (o.n_lines_read > 0 and _extend(
+                        <void**>&r.tag.data, &r.tag.size, &r.tag.capacity, o.tag.data,
+                        o.tag.size, 1, True) != 0)):
+                r.status = NO_MEMORY
+        if r.status != OK:
+            return r.status
+        r.n_lines_read += o.n_lines_read
+        r.lines_seen += o.lines_seen
+        free(o.counts.data)
+        free(o.out_levels.data)
+        free(o.out_judged.data)
+        free(o.out_scores.data)
+        o.counts.data, o.counts.size, o.counts.capacity = NULL, 0, 0
+        o.out_levels.data, o.out_levels.size, o.out_levels.capacity = NULL, 0, 0
+        o.out_judged.data, o.out_judged.size, o.out_judged.capacity = NULL, 0, 0
+        o.out_scores.data, o.out_scores.size, o.out_scores.capacity = NULL, 0, 0
+        other.handed_over = True
+        return r.status
+
     def finish(self):
         """Rank the last topic; returns the status."""
         if self.state.status == OK and not self.finished:
@@ -1452,3 +1627,28 @@ def random_tie_keys(uint64_t seed, const int64_t[::1] positions):
         for i in range(positions.shape[0]):
             out[i] = random_tie_key(seed, positions[i])
     return result
+
+
+def split_line(const unsigned char[::1] text, bint fast):
+    """The line at the start of ``text`` split as the parsers split it (a test hook):
+    (field count or -1, [(start, end), ...] for the first MAX_FIELDS fields, length),
+    or None when ``fast`` and the 64-byte scanner declines the line."""
+    cdef Py_ssize_t starts[MAX_FIELDS]
+    cdef Py_ssize_t ends[MAX_FIELDS]
+    cdef Py_ssize_t length = 0, n_fields, size = text.shape[0]
+    cdef const char* data = <const char*>&text[0] if size else NULL
+    if fast:
+        n_fields = cg_split64(data, size, starts, ends, MAX_FIELDS, &length)
+        if n_fields == -2:
+            return None
+    else:
+        length = _line_end(data, 0, size) if size else 0
+        n_fields = _split(data, length, starts, ends)
+    shown = min(n_fields, MAX_FIELDS) if n_fields > 0 else 0
+    return n_fields, [(starts[i], ends[i]) for i in range(shown)], length
+
+
+def ascii_no_nul(const unsigned char[::1] text):
+    """Whether ``text`` is all ASCII without NUL (a test hook for the block check)."""
+    return bool(cg_ascii_no_nul(<const char*>&text[0] if text.shape[0] else NULL,
+                                text.shape[0]))

@@ -90,8 +90,8 @@ class Evaluation:
         """``{topic: {measure: value}}``, pytrec_eval's shape."""
         names = [measure.name for measure in self.measures]
         columns = [self.values[name].tolist() for name in names]
-        return {topic: {name: column[t] for name, column in zip(names, columns)}
-                for t, topic in enumerate(self.topics)}
+        rows = zip(*columns) if columns else ((),) * len(self.topics)
+        return {topic: dict(zip(names, row)) for topic, row in zip(self.topics, rows)}
 
     def to_dataframe(self):
         """A pandas DataFrame, one row per topic and a column per measure (needs pandas)."""
@@ -531,6 +531,12 @@ def _check_depth(depth: Any) -> None:
         raise InputError(f"depth must be a positive integer or None, got {depth!r}")
 
 
+def _check_threads(threads: Any) -> None:
+    if threads is not None and (isinstance(threads, bool)
+                                or not isinstance(threads, (int, np.integer)) or threads < 1):
+        raise InputError(f"threads must be a positive integer or None, got {threads!r}")
+
+
 def _resolve_seed(seed: Any) -> int:
     if seed is None:
         seed = int(np.random.SeedSequence().entropy) & (2 ** 64 - 1)
@@ -541,31 +547,51 @@ def _resolve_seed(seed: Any) -> int:
 
 def rank(qrels: Any, run: Any, *, ties: str = "docno_desc", score_precision: str = "float64",
          depth: Optional[int] = None, topics: str = "both", duplicates: str = "error",
-         seed: Optional[int] = None, warn: bool = True) -> Ranking:
+         seed: Optional[int] = None, warn: bool = True,
+         threads: Optional[int] = None) -> Ranking:
     """Rank ``run`` and join it with ``qrels``: the first half of :func:`evaluate`.
 
     Inputs and policies (``ties``, ``score_precision``, ``depth``, ``topics``,
-    ``duplicates``, ``seed``, ``warn``) as in :func:`evaluate`.
+    ``duplicates``, ``seed``, ``warn``, ``threads``) as in :func:`evaluate`.
 
     >>> ranking = rank({"q1": {"a": 2, "b": 0, "c": 1}}, {"q1": {"a": 0.1, "c": 0.9}})
     >>> ranking.levels[0], ranking.judged_gains("0-1-10-100")[0]
     (array([1., 2.]), array([10.,  0.,  1.]))
     """
     return _ranking(qrels, run, ties=ties, score_precision=score_precision, depth=depth,
-                    topics=topics, duplicates=duplicates, seed=seed, warn=warn)
+                    topics=topics, duplicates=duplicates, seed=seed, warn=warn,
+                    threads=threads)
+
+
+def topics_warning(run_only: tuple, missing: tuple, empty: tuple, topics: str) -> str:
+    """The text of the :class:`TopicsWarning` for topics left out (or scored 0) under
+    the ``topics`` policy; the streaming and Dask evaluators give the same."""
+    parts = []
+    if run_only:
+        parts.append(f"{len(run_only)} run topics have no judgments and are not evaluated "
+                     f"(e.g. {', '.join(run_only[:3])})")
+    if missing:
+        fate = "score 0" if topics == "qrels" else "are skipped"
+        parts.append(f"{len(missing)} qrels topics are missing from the run and {fate} "
+                     f"(e.g. {', '.join(missing[:3])})")
+    if empty:
+        parts.append(f"{len(empty)} qrels topics have no judgments (e.g. {empty[0]})")
+    return "; ".join(parts)
 
 
 def _ranking(qrels: Any, run: Any, *, ties: str, score_precision: str, depth: Optional[int],
-             topics: str, duplicates: str, seed: Optional[int], warn: bool) -> Ranking:
+             topics: str, duplicates: str, seed: Optional[int], warn: bool,
+             threads: Optional[int]) -> Ranking:
     """:func:`rank`; called by :func:`rank` and :func:`evaluate` alike, so that a
     :class:`TopicsWarning` points at their caller."""
     _check_choice(ties, TIE_RULES, "ties")
     _check_choice(score_precision, SCORE_PRECISIONS, "score_precision")
     _check_choice(topics, TOPIC_POLICIES, "topics")
     _check_depth(depth)
+    _check_threads(threads)
     seed = _resolve_seed(seed)
     native = read_ranked(qrels, run, ties=ties, score_precision=score_precision, seed=seed,
-                         depth=depth, duplicates=duplicates)
+                         depth=depth, duplicates=duplicates, threads=threads)
     if native is not None:
         qrels_topics_all, run_topics_all, run_tag = native.qrels_topics, native.run_topics, \
             native.tag
@@ -587,17 +613,8 @@ def _ranking(qrels: Any, run: Any, *, ties: str, score_precision: str, depth: Op
             f"{len(missing)} in the qrels only {list(missing[:5])} (topics='strict')")
     chosen = sorted(qrels_topics) if topics == "qrels" else sorted(qrels_topics & run_topics)
     if warn and (run_only or missing or empty):
-        parts = []
-        if run_only:
-            parts.append(f"{len(run_only)} run topics have no judgments and are not evaluated "
-                         f"(e.g. {', '.join(run_only[:3])})")
-        if missing:
-            fate = "score 0" if topics == "qrels" else "are skipped"
-            parts.append(f"{len(missing)} qrels topics are missing from the run and {fate} "
-                         f"(e.g. {', '.join(missing[:3])})")
-        if empty:
-            parts.append(f"{len(empty)} qrels topics have no judgments (e.g. {empty[0]})")
-        warnings.warn("; ".join(parts), TopicsWarning, stacklevel=3)
+        warnings.warn(topics_warning(run_only, missing, empty, topics), TopicsWarning,
+                      stacklevel=3)
 
     if native is not None:
         everything, chosen_index = _universe(native, chosen)
@@ -618,14 +635,17 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
              relevance_level: float = 1, judged_only: bool = False,
              depth: Optional[int] = None, topics: str = "both", ties: str = "docno_desc",
              score_precision: str = "float64", seed: Optional[int] = None,
-             duplicates: str = "error", warn: bool = True) -> Evaluation:
+             duplicates: str = "error", warn: bool = True,
+             threads: Optional[int] = None) -> Evaluation:
     """Evaluate ``run`` against ``qrels`` with the given measures.
 
     ``qrels`` / ``run``: TREC file paths (plain or gzip), ``{qid: {docid: value}}``
     dicts, pandas DataFrames, or loaded :class:`~cumgain.trec_io.Qrels` /
     :class:`~cumgain.trec_io.Run`. ``measures``: names in any supported spelling
     (see :mod:`cumgain.measures`). Policies: see the module docstring. The ranking
-    half is :func:`rank`.
+    half is :func:`rank`. ``threads``: how many threads may read a plain run file
+    (in parts of at least 32 MiB; None: the available cores, at most 4); the result
+    is the same for any number.
 
     >>> result = evaluate({"q1": {"a": 2, "b": 0, "c": 1}},
     ...                   {"q1": {"a": 0.9, "b": 0.8, "c": 0.1}}, ["P_2", "ndcg_cut_3"])
@@ -642,7 +662,8 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     measure_list = parse_measures(measures)
     seed = _resolve_seed(seed)
     ranking = _ranking(qrels, run, ties=ties, score_precision=score_precision, depth=depth,
-                       topics=topics, duplicates=duplicates, seed=seed, warn=warn)
+                       topics=topics, duplicates=duplicates, seed=seed, warn=warn,
+                       threads=threads)
 
     policies = dict(relevance_level=float(relevance_level), judged_only=bool(judged_only),
                     depth=depth, topics=topics, ties=ties, score_precision=score_precision,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import threading
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -68,31 +69,41 @@ GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
 
 
-def _blocks(stream):
-    """Blocks of whole lines (a memoryview each, no copy of the block). A line longer
-    than a block is gathered piece by piece and joined once (linear in its length)."""
-    unfinished: list = []       # the pieces of a line that has not ended yet
-    first = True
-    while True:
-        chunk = stream.read(BLOCK)
-        if not chunk:
+def _blocks(stream, limit: int = -1, bom: bool = True):
+    """Blocks of whole lines, read into one reused buffer (a memoryview of it each: valid
+    until the next block is read), from at most ``limit`` bytes (-1: to the end); a
+    UTF-8 byte order mark at the start is dropped if ``bom``. The unfinished line at a
+    block's end moves to the front for the next read; a line longer than the buffer
+    doubles it (linear overall)."""
+    buffer = bytearray(BLOCK)
+    remaining = limit if limit >= 0 else -1
+    held = 0                                    # bytes at the front not yet yielded
+    if bom:
+        head = stream.read(len(BOM) if remaining < 0 else min(len(BOM), remaining))
+        held = 0 if head == BOM else len(head)
+        buffer[:held] = head
+        remaining -= len(head) if remaining >= 0 else 0
+    while remaining != 0:
+        if held == len(buffer):
+            grown = bytearray(2 * len(buffer))
+            grown[:held] = buffer
+            buffer = grown
+        room = len(buffer) - held if remaining < 0 else min(len(buffer) - held, remaining)
+        with memoryview(buffer) as view:
+            count = stream.readinto(view[held:held + room])
+        if not count:
             break
-        if first:
-            chunk, first = (chunk[len(BOM):] if chunk.startswith(BOM) else chunk), False
-        cut = chunk.rfind(b"\n") + 1
+        remaining -= count if remaining >= 0 else 0
+        end = held + count
+        cut = buffer.rfind(b"\n", 0, end) + 1
         if cut == 0:
-            unfinished.append(chunk)
+            held = end
             continue
-        if unfinished:
-            head = sum(len(piece) for piece in unfinished)
-            data = b"".join(unfinished + [chunk])
-            cut += head
-        else:
-            data = chunk
-        unfinished = [data[cut:]] if cut < len(data) else []
-        yield memoryview(data)[:cut]
-    if unfinished:
-        yield memoryview(b"".join(unfinished))
+        yield memoryview(buffer)[:cut]
+        held = end - cut
+        buffer[:held] = buffer[cut:end]
+    if held:
+        yield memoryview(buffer)[:held]
 
 
 def _feed(parser, path) -> bool:
@@ -121,17 +132,144 @@ def _add(parser, source) -> bool:
     return _feed(parser, source)
 
 
-def native_qrels(qrels: Any, indexed: bool = False) -> Optional[NativeQrels]:
+# ---------------------------------------------------------------- files in parts
+
+PART_BYTES = 1 << 22        # a plain file is read in parallel parts of at least 4 MiB
+MAX_AUTO_THREADS = 4        # threads=None uses the available cores, at most this many
+SEARCH_BYTES = 1 << 24      # how far to look for the start of a line or a run topic
+
+
+def available_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:      # not on Linux
+        return os.cpu_count() or 1
+
+
+def _auto_threads(threads: Optional[int]) -> int:
+    return min(available_cores(), MAX_AUTO_THREADS) if threads is None else threads
+
+
+def _next_start(raw, offset: int, topic: bool) -> Optional[int]:
+    """The file offset of the first line after the line holding ``offset``; with
+    ``topic``, of the first such line whose topic (first field) differs from the data
+    line before it. Comment lines (a first field starting with '#') and blank lines
+    are passed over, as the parsers do. None if there is none within SEARCH_BYTES."""
+    raw.seek(offset)
+    pending, position, previous, first = b"", offset, None, True
+    while position - offset < SEARCH_BYTES:
+        chunk = raw.read(1 << 16)
+        if not chunk:
+            return None
+        lines = (pending + chunk).split(b"\n")
+        pending = lines.pop()
+        for line in lines:
+            if first:               # the rest of the line holding ``offset``
+                first = False
+                if not topic:
+                    return position + len(line) + 1
+            else:
+                fields = line.split(None, 1)
+                if fields and not fields[0].startswith(b"#"):
+                    if previous is not None and fields[0] != previous:
+                        return position
+                    previous = fields[0]
+            position += len(line) + 1
+    return None
+
+
+def _part_starts(path: str, parts: int, topic: bool) -> list:
+    """Where each part of a plain file starts: 0, then line starts (with ``topic``, run
+    topic starts) near its k/parts points; fewer parts for a file below
+    parts x PART_BYTES, where no start is found, and for a gzip file (one part)."""
+    size = os.path.getsize(path)
+    parts = max(1, min(parts, size // PART_BYTES))
+    starts = [0]
+    with open(path, "rb") as raw:
+        if parts > 1 and raw.read(2) == GZIP_MAGIC:
+            return starts
+        for k in range(1, parts):
+            start = _next_start(raw, size * k // parts, topic)
+            if start is not None and starts[-1] < start < size:
+                starts.append(start)
+    return starts
+
+
+def _feed_range(parser, path: str, start: int, stop: int) -> bool:
+    """Feed bytes [start, stop) of a plain file (whole lines); False if the parser
+    stopped or the file could not be read."""
+    with open(path, "rb") as raw:
+        raw.seek(start)
+        try:
+            for block in _blocks(raw, stop - start, bom=start == 0):
+                if parser.feed(block) != _trec.STATUS_OK:
+                    return False
+        except OSError:
+            return False
+    return True
+
+
+def _feed_in_parts(make_parser, path: str, starts: list) -> Optional[list]:
+    """A parser per part [starts[i], starts[i + 1]) of a plain file, each fed in its own
+    thread (the first in this one); None if any stopped."""
+    stops = starts[1:] + [os.path.getsize(path)]
+    parsers = [make_parser() for _ in starts]
+    done = [False] * len(starts)
+
+    def work(part: int) -> None:
+        done[part] = _feed_range(parsers[part], path, starts[part], stops[part])
+
+    helpers = [threading.Thread(target=work, args=(part,)) for part in range(1, len(starts))]
+    for helper in helpers:
+        helper.start()
+    try:
+        work(0)
+    finally:
+        for helper in helpers:
+            helper.join()
+    return parsers if all(done) else None
+
+
+def _read_file(make_parser, path, threads: int, run: bool):
+    """A finished parser (a QrelsTable, or with ``run`` a RunRanker) of a file, read in
+    parts by up to ``threads`` threads and joined: qrels parts start at line starts
+    and are appended before the table is finished; run parts start at topic starts
+    and are each finished (their last topic ranked) before they are appended. None if
+    any part stopped, or if a run topic spans two parts (an interleaved run: the
+    reference reader takes it)."""
+    source = os.fsdecode(os.fspath(path))
+    starts = _part_starts(source, threads, topic=run) if threads > 1 else [0]
+    if len(starts) == 1:
+        parser = make_parser()
+        return parser if _feed(parser, source) else None
+    parts = _feed_in_parts(make_parser, source, starts)
+    if parts is None or (run and any(part.finish() != _trec.STATUS_OK for part in parts)) \
+            or any(parts[0].append(part) != _trec.STATUS_OK for part in parts[1:]):
+        return None
+    return parts[0] if run or parts[0].finish() == _trec.STATUS_OK else None
+
+
+def native_qrels(qrels: Any, indexed: bool = False,
+                 threads: Optional[int] = 1) -> Optional[NativeQrels]:
     """Read judgments (a TREC file, or a dict with str ids and int/float levels) in C;
     or None when the reference reader must take over. ``indexed``: keep every topic's
-    docno index, for a table many runs will be ranked against."""
+    docno index, for a table many runs will be ranked against. ``threads``: how many
+    may read a plain file in parts (None: the available cores, at most
+    MAX_AUTO_THREADS)."""
     if not (_is_file(qrels) or type(qrels) is dict):
         return None
-    if type(qrels) is dict and any(len(docs) == 0 for docs in qrels.values()):
-        return None     # empty qrels topics are reported by the reference path
-    table = _trec.QrelsTable(indexed)
-    if not _add(table, qrels) or (table.n_rows == 0 and type(qrels) is not dict):
-        return None
+    if type(qrels) is dict:
+        if any(len(docs) == 0 for docs in qrels.values()):
+            return None     # empty qrels topics are reported by the reference path
+        table = _trec.QrelsTable(indexed)
+        if not _add(table, qrels):
+            return None
+    else:
+        table = _read_file(lambda: _trec.QrelsTable(indexed), qrels, _auto_threads(threads),
+                           run=False)
+        if table is None or table.n_rows == 0:
+            return None
     offsets, levels = table.grouped()
     offsets.flags.writeable = levels.flags.writeable = False
     return NativeQrels(table, tuple(table.topics()), offsets, levels)
@@ -162,20 +300,33 @@ class PreparedQrels(dict):
 
 
 def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
-                seed: int, depth: Optional[int], duplicates: str = "error"
-                ) -> Optional[RankedInput]:
+                seed: int, depth: Optional[int], duplicates: str = "error",
+                threads: Optional[int] = None) -> Optional[RankedInput]:
     """Read (TREC files, dicts with str ids and int/float values, or
     :class:`PreparedQrels`), rank and join in C; or None when the reference reader
-    must take over."""
+    must take over. A plain run file of more than PART_BYTES is read in parts by up to
+    ``threads`` threads (None: the available cores, at most MAX_AUTO_THREADS); the
+    result does not depend on how many."""
     if duplicates != "error" or not (_is_file(run) or type(run) is dict):
         return None
-    judgments = qrels.native if isinstance(qrels, PreparedQrels) else native_qrels(qrels)
+    threads = _auto_threads(threads)
+    judgments = qrels.native if isinstance(qrels, PreparedQrels) else \
+        native_qrels(qrels, threads=threads)
     if judgments is None:
         return None
-    ranker = _trec.RunRanker(judgments.table, TIE_CODES[ties], score_precision == "float32",
-                             -1 if depth is None else depth, seed, ties == "average")
-    if not _add(ranker, run) or (ranker.n_lines == 0 and type(run) is not dict):
-        return None
+
+    def make_ranker():
+        return _trec.RunRanker(judgments.table, TIE_CODES[ties], score_precision == "float32",
+                               -1 if depth is None else depth, seed, ties == "average")
+
+    if type(run) is dict:
+        ranker = make_ranker()
+        if not _add(ranker, run):
+            return None
+    else:
+        ranker = _read_file(make_ranker, run, threads, run=True)
+        if ranker is None or ranker.n_lines == 0:
+            return None
     run_topics, run_offsets, levels, judged, scores, tag = ranker.result()
     return RankedInput(run_topics, run_offsets, levels, judged, scores, tag,
                        judgments.topics, judgments.offsets, judgments.levels)

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from cgcore import _trec
 from cumgain.evaluator import TopicsWarning, evaluate
-from cumgain.exceptions import FormatError
+from cumgain.exceptions import FormatError, InputError
 from cumgain.native import PreparedQrels, read_ranked
 from cumgain.trec_io import load_qrels, load_run, read_qrels, read_run
 
@@ -334,3 +334,172 @@ def test_prepared_qrels_share_read_only_judgments_and_pickle():
     assert type(copy) is PreparedQrels and copy == prepared and copy.native is not None
     run = {"1": {"a": 1.0}}
     assert_same(_evaluation(copy, run), _evaluation(prepared, run))
+
+
+# ---------------------------------------------------------------- the 64-byte scanner
+
+line_bytes = st.lists(st.sampled_from([b" ", b"\t", b"\r", b"\x0b", b"\x0c", b"\n", b"a",
+                                       b"7", b".", b"\x00", b"\x1f", b"\x80", b"\xc3\xa9",
+                                       b"\xff", b"#", b"Q0"]), max_size=80).map(b"".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(line=line_bytes, padding=st.sampled_from([b"", b"x" * 64, b"\n" * 64, b" " * 70]))
+def test_the_64_byte_scanner_splits_as_the_scalar_splitter(line, padding):
+    """Whenever the SIMD scanner takes a line, it returns what the byte loop returns:
+    field count (or -1 for a carriage return before a field), the first fields'
+    bounds, and the line length; bytes after the newline never matter."""
+    text = line + padding
+    fast = _trec.split_line(text, True)
+    if fast is not None:
+        assert fast == _trec.split_line(text, False)
+
+
+def test_the_64_byte_scanner_takes_the_usual_lines_and_declines_the_rest():
+    usual = b"1000 Q0 7187158 1 14.32 run\n" + b"x" * 64
+    assert _trec.split_line(usual, True) == _trec.split_line(usual, False) == \
+        (6, [(0, 4), (5, 7), (8, 15), (16, 17), (18, 23), (24, 27)], 27)
+    crlf = b"1 0 d 1\r\n" + b"x" * 64
+    assert _trec.split_line(crlf, True) == (4, [(0, 1), (2, 3), (4, 5), (6, 7)], 8)
+    assert _trec.split_line(b"1 0\rd 1\n" + b"x" * 64, True)[0] == -1
+    assert _trec.split_line(b"a" * 64 + b"\n" + b"x" * 64, True) is None   # too long
+    assert _trec.split_line(b"1 0 d 1\n", True) is None                    # near the end
+    assert _trec.split_line(b"1 0 d 1\n", False) == (4, [(0, 1), (2, 3), (4, 5), (6, 7)], 7)
+
+
+@given(st.binary(max_size=200))
+def test_the_block_check_finds_any_non_ascii_or_nul_byte(data):
+    assert _trec.ascii_no_nul(data) == all(0 < byte < 0x80 for byte in data)
+
+
+# ---------------------------------------------------------------- a run file in parts
+
+from cumgain import native  # noqa: E402
+
+
+def ranked_arrays(ranked):
+    return (ranked.run_topics, ranked.run_offsets.tolist(), ranked.levels.tolist(),
+            ranked.judged.tolist(), None if ranked.scores is None else ranked.scores.tolist(),
+            ranked.tag)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(collections(), st.sampled_from(["docno_desc", "input_order", "random", "average"]),
+       st.integers(min_value=2, max_value=5), st.lists(st.sampled_from(["", "# note", "  "]),
+                                                      max_size=3))
+def test_files_read_in_parts_rank_as_one_reader(tmp_path, monkeypatch, data, ties, threads,
+                                               extra_lines):
+    """Parts of at least one byte (so any line, or any run topic, may begin a part):
+    the same arrays as one reader, comment and blank lines anywhere, a BOM at the start."""
+    qrels_lines, run_lines = data
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    qrels_path.write_text("\n".join(qrels_lines) + "\n")
+    lines = list(run_lines)
+    for k, extra in enumerate(extra_lines):
+        lines.insert((k * 7) % (len(lines) + 1), extra)
+    run_path.write_bytes(b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode())
+    qrels_path.write_bytes(b"\xef\xbb\xbf# judgments\n" + qrels_path.read_bytes())
+    options = dict(ties=ties, score_precision="float32", seed=5, depth=None)
+    whole = read_ranked(qrels_path, run_path, threads=1, **options)
+    monkeypatch.setattr(native, "PART_BYTES", 1)
+    parts = read_ranked(qrels_path, run_path, threads=threads, **options)
+    assert whole is not None and parts is not None
+    assert ranked_arrays(parts) == ranked_arrays(whole)
+    assert (parts.qrels_topics, parts.qrels_offsets.tolist(), parts.qrels_levels.tolist()) == \
+        (whole.qrels_topics, whole.qrels_offsets.tolist(), whole.qrels_levels.tolist())
+
+
+RUN_IN_PARTS = "".join(f"{t} Q0 d{d} {d} {10 - d}.5 tag{t}\n" for t in (1, 2, 3, 4) for d in range(5))
+
+
+def test_the_parts_start_where_topics_start(tmp_path, monkeypatch):
+    run_path = tmp_path / "run"
+    run_path.write_text(RUN_IN_PARTS)
+    monkeypatch.setattr(native, "PART_BYTES", 1)
+    starts = native._part_starts(str(run_path), 4, topic=True)
+    text = RUN_IN_PARTS.encode()
+    assert starts[0] == 0 and len(starts) >= 2 and starts == sorted(set(starts))
+    for start in starts[1:]:
+        assert text[start - 1:start] == b"\n"
+        previous = text[:start].rstrip(b"\n").rsplit(b"\n", 1)[-1].split()[0]
+        assert text[start:].split()[0] != previous
+    run_path.write_text("".join(f"1 Q0 d{d} {d} 1.0 t\n" for d in range(50)))   # one topic
+    assert native._part_starts(str(run_path), 4, topic=True) == [0]
+
+
+def test_a_topic_split_between_parts_or_a_bad_line_in_a_later_part_steps_aside(
+        tmp_path, monkeypatch):
+    """Parts that cut a topic (an interleaved run) are never joined: the reference
+    reader takes the file; an error in a later part is worded with its line number."""
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    qrels_path.write_text("1 0 d1 1\n2 0 d2 1\n")
+    run_path.write_text(RUN_IN_PARTS)
+    options = dict(ties="docno_desc", score_precision="float64", seed=0, depth=None)
+    middle_of_topic_1 = RUN_IN_PARTS.index("1 Q0 d3")
+    monkeypatch.setattr(native, "_part_starts", lambda path, parts, topic: [0, middle_of_topic_1])
+    assert read_ranked(qrels_path, run_path, threads=2, **options) is None
+    result = evaluate(qrels_path, run_path, ["num_ret"], threads=2, warn=False)
+    assert result.values["num_ret"].tolist() == [5, 5]
+    bad = RUN_IN_PARTS.replace("3 Q0 d2 2 8.5 tag3", "3 Q0 d2 2 x tag3")
+    run_path.write_text(bad)
+    monkeypatch.setattr(native, "_part_starts",
+                        lambda path, parts, topic: [0, bad.index("3 Q0 d0")])
+    assert read_ranked(qrels_path, run_path, threads=2, **options) is None
+    with pytest.raises(FormatError, match=r"run:13:"):
+        evaluate(qrels_path, run_path, ["map"], threads=2)
+
+
+def test_append_joins_finished_rankers_only():
+    table = _trec.QrelsTable()
+    assert table.feed(b"1 0 a 1\n") == _trec.STATUS_OK and table.finish() == _trec.STATUS_OK
+
+    def ranker(text):
+        made = _trec.RunRanker(table, _trec.TIES_DOCNO_DESC, False, -1, 0)
+        assert made.feed(text) == _trec.STATUS_OK
+        return made
+
+    first, second, empty = ranker(b"1 Q0 a 1 2 x\n"), ranker(b"2 Q0 a 1 1 y\n"), ranker(b"#\n")
+    with pytest.raises(ValueError):
+        first.append(second)                   # not finished
+    for made in (first, second, empty):
+        made.finish()
+    with pytest.raises(ValueError):
+        first.append(first)
+    assert first.append(second) == _trec.STATUS_OK and first.append(empty) == _trec.STATUS_OK
+    topics, offsets, levels, judged, scores, tag = first.result()
+    assert (topics, offsets.tolist(), levels.tolist(), tag) == (["1", "2"], [0, 1, 2], [1, 0], "y")
+    with pytest.raises(ValueError):
+        second.result()                        # handed over to ``first``
+    again, twice = ranker(b"1 Q0 a 1 2 x\n"), ranker(b"1 Q0 b 1 2 x\n")
+    again.finish(), twice.finish()
+    assert again.append(twice) == _trec.STATUS_NOT_GROUPED
+
+
+def test_threads_must_be_a_positive_integer(tmp_path):
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(InputError, match="threads"):
+            evaluate({"1": {"a": 1}}, {"1": {"a": 1.0}}, ["map"], threads=bad)
+
+
+def test_qrels_read_in_parts_find_duplicates_and_bad_lines_across_parts(tmp_path, monkeypatch):
+    qrels_path = tmp_path / "qrels"
+    lines = [f"{t} 0 d{k}{d} {d % 3}" for k, t in enumerate((1, 2, 1, 3)) for d in range(4)]
+    qrels_path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(native, "PART_BYTES", 1)
+    whole = native.native_qrels(qrels_path, threads=1)
+    for threads in (2, 3, 7):
+        parts = native.native_qrels(qrels_path, threads=threads)
+        assert parts.topics == whole.topics == ("1", "2", "3")
+        assert parts.offsets.tolist() == whole.offsets.tolist()
+        assert parts.levels.tolist() == whole.levels.tolist()
+    for bad in ("1 0 d00 2", "1 0 d00"):             # a duplicate of line 1; a bad line
+        qrels_path.write_text("\n".join(lines + [bad]) + "\n")
+        assert native.native_qrels(qrels_path, threads=3) is None
+    table, later = _trec.QrelsTable(), _trec.QrelsTable()
+    table.feed(b"1 0 a 1\n"), later.feed(b"2 0 a 1\n1 0 a 0\n")
+    assert table.append(later) == _trec.STATUS_OK and later.finish() == _trec.STATUS_APPENDED
+    with pytest.raises(ValueError):
+        later.grouped()
+    with pytest.raises(ValueError):
+        table.append(table)
+    assert table.finish() == _trec.STATUS_DUPLICATE and table.status_line == 3

@@ -1,0 +1,111 @@
+/* Line scanning for the TREC reader (cgcore/_trec.pyx), 64 bytes at a time.
+ *
+ * cg_split64 finds a line's end and its whitespace-separated fields with bit masks
+ * (SSE2 compares, one bit per byte), for the usual line that ends within 64 bytes;
+ * anything else is left to the scalar splitter in _trec.pyx, which defines the
+ * semantics this must reproduce exactly:
+ *   whitespace = space, \t, \n, \v, \f, \r (C isspace); fields are the maximal runs
+ *   of other bytes; a \r followed later in the line by a field is an error (-1).
+ * cg_ascii_no_nul tells whether a block is all ASCII without NUL, so the per-line
+ * UTF-8 check can be skipped for it.
+ *
+ * Without SSE2 (non-x86 builds) cg_split64 always declines and cg_ascii_no_nul
+ * checks eight bytes at a time.
+ */
+#ifndef CUMGAIN_SCAN_H
+#define CUMGAIN_SCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+/* Bits of 16 bytes: whitespace (\t..\r or space), newline, carriage return. */
+static inline void cg_masks16(const char *p, uint64_t *space, uint64_t *newline,
+                              uint64_t *carriage_return, int shift) {
+    const __m128i x = _mm_loadu_si128((const __m128i *)p);
+    const __m128i in_range = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8(8)),
+                                           _mm_cmplt_epi8(x, _mm_set1_epi8(14)));
+    const __m128i is_space = _mm_or_si128(in_range, _mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));
+    *space |= (uint64_t)(uint32_t)_mm_movemask_epi8(is_space) << shift;
+    *newline |= (uint64_t)(uint32_t)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(x, _mm_set1_epi8('\n'))) << shift;
+    *carriage_return |= (uint64_t)(uint32_t)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(x, _mm_set1_epi8('\r'))) << shift;
+}
+#endif
+
+/* Split the line starting at p, of which `available` bytes may be read.
+ * Returns -2 (declined: use the scalar splitter) unless available >= 64 and the line
+ * ends with a newline within its first 64 bytes; else sets *length to the line's
+ * length without the newline and returns what the scalar splitter returns for it:
+ * -1 for a carriage return before a field, otherwise the number of fields, the first
+ * `max_fields` of them recorded as [starts[i], ends[i]) offsets from p. */
+static inline ptrdiff_t cg_split64(const char *p, ptrdiff_t available, ptrdiff_t *starts,
+                                   ptrdiff_t *ends, int max_fields, ptrdiff_t *length) {
+#if defined(__SSE2__)
+    uint64_t space = 0, newline = 0, carriage_return = 0, line, field, start, end;
+    ptrdiff_t n, count, i;
+    if (available < 64)
+        return -2;
+    cg_masks16(p, &space, &newline, &carriage_return, 0);
+    for (i = 16; newline == 0 && i < 64; i += 16)  /* up to the 16 bytes with the newline */
+        cg_masks16(p + i, &space, &newline, &carriage_return, (int)i);
+    if (newline == 0)
+        return -2;
+    n = __builtin_ctzll(newline);                 /* 0 .. 63 */
+    line = (n == 0) ? 0 : (~0ULL >> (64 - n));    /* the bytes before the newline */
+    field = ~space & line;
+    start = field & ~(field << 1);                /* a field byte after a space (or first) */
+    end = ~field & (field << 1);                  /* a space byte after a field byte */
+    *length = n;
+    carriage_return &= line;
+    if (carriage_return != 0 &&
+        (start >> __builtin_ctzll(carriage_return)) != 0)   /* a field after a \r */
+        return -1;
+    for (i = 0; i < max_fields && start != 0; i++) {
+        starts[i] = __builtin_ctzll(start);
+        ends[i] = __builtin_ctzll(end);
+        start &= start - 1;
+        end &= end - 1;
+    }
+    for (count = i; start != 0; count++)          /* fields beyond max_fields */
+        start &= start - 1;
+    return count;
+#else
+    (void)p; (void)available; (void)starts; (void)ends; (void)max_fields; (void)length;
+    return -2;
+#endif
+}
+
+/* 1 if the n bytes at p are all ASCII and none is NUL, else 0. */
+static inline int cg_ascii_no_nul(const char *p, ptrdiff_t n) {
+    ptrdiff_t i = 0;
+    uint64_t word;
+#if defined(__SSE2__)
+    __m128i high = _mm_setzero_si128(), zero = _mm_setzero_si128();
+    for (; i + 16 <= n; i += 16) {
+        const __m128i x = _mm_loadu_si128((const __m128i *)(p + i));
+        high = _mm_or_si128(high, x);
+        zero = _mm_or_si128(zero, _mm_cmpeq_epi8(x, _mm_setzero_si128()));
+        if ((i & 4095) == 0 && _mm_movemask_epi8(_mm_or_si128(high, zero)) != 0)
+            return 0;                              /* stop early on a non-ASCII block */
+    }
+    if (_mm_movemask_epi8(_mm_or_si128(high, zero)) != 0)
+        return 0;
+#endif
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&word, p + i, 8);
+        if ((word & 0x8080808080808080ULL) != 0 ||
+            ((word - 0x0101010101010101ULL) & ~word & 0x8080808080808080ULL) != 0)
+            return 0;
+    }
+    for (; i < n; i++)
+        if ((unsigned char)p[i] >= 0x80 || p[i] == 0)
+            return 0;
+    return 1;
+}
+
+#endif
