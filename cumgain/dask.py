@@ -222,6 +222,16 @@ def _normalise_run(frame: pd.DataFrame, keep_order: bool,
     return pd.DataFrame(columns)
 
 
+def _inputs(qrels: Any, run: Any, partitioned_by_topic: Optional[bool], ties: str,
+            duplicates: str) -> tuple:
+    """``(frame, shuffled, judged, judged_task)``: the run partitioned by topic (see
+    :func:`_partitioned_run`), the judgments, and a task that hands them to workers."""
+    keep_order = ties in ORDER_SENSITIVE_TIES or duplicates == "first"
+    frame, shuffled = _partitioned_run(run, partitioned_by_topic, keep_order)
+    judged = _judged(qrels, duplicates)
+    return frame, shuffled, judged, dask.delayed(judged, pure=False, traverse=False)
+
+
 def _partitioned_run(run: Any, partitioned_by_topic: Optional[bool], keep_order: bool) -> tuple:
     """``(frame, shuffled)``: the normalised run with each topic in one partition."""
     frame, partitioned = _as_run(run)
@@ -404,10 +414,8 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
                            depth=depth, topics=topics, ties=ties,
                            score_precision=score_precision, seed=seed, duplicates=duplicates,
                            warn=warn)
-    keep_order = ties in ORDER_SENSITIVE_TIES or duplicates == "first"
-    frame, shuffled = _partitioned_run(run, partitioned_by_topic, keep_order)
-    judged = _judged(qrels, duplicates)
-    judged_task = dask.delayed(judged, pure=False, traverse=False)
+    frame, shuffled, judged, judged_task = _inputs(qrels, run, partitioned_by_topic, ties,
+                                                   duplicates)
     meta = _results_frame([], np.zeros((0, len(setup.names))), np.zeros(0, dtype=bool),
                           np.zeros(0, dtype=np.int64), setup.names)
     results = frame.map_partitions(_evaluate_partition, judged_task, setup, meta=meta,
@@ -577,10 +585,8 @@ def average_vectors(qrels: Any, run: Any, depth: int, *, gains: Any = None,
                            judged_only=judged_only, topics=topics, ties=ties,
                            score_precision=score_precision, seed=seed, duplicates=duplicates,
                            warn=warn)
-    keep_order = ties in ORDER_SENSITIVE_TIES or duplicates == "first"
-    frame, shuffled = _partitioned_run(run, partitioned_by_topic, keep_order)
-    judged = _judged(qrels, duplicates)
-    judged_task = dask.delayed(judged, pure=False, traverse=False)
+    frame, shuffled, judged, judged_task = _inputs(qrels, run, partitioned_by_topic, ties,
+                                                   duplicates)
     parts = [dask.delayed(_vector_partition)(part, judged_task, setup, spec)
              for part in frame.to_delayed()]
     partials = dask.compute(*parts, **compute_options)

@@ -112,6 +112,18 @@ def save(figure: Any, path: PathLike, *, dpi: Optional[float] = None) -> Path:
     return Path(os.fspath(path))
 
 
+def _new_figure(path: Optional[PathLike], size: Sequence[float], dpi: float) -> tuple:
+    """``(figure, dpi)``: an empty figure of ``size`` inches, once ``path`` (if given)
+    has a format matplotlib writes and ``size`` and ``dpi`` are checked."""
+    if path is not None:
+        output_format(path)
+    (width, height), dpi = _check_size(size, dpi)
+    Figure, FigureCanvasAgg = _matplotlib()
+    figure = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure, dpi
+
+
 def plot_curves(curves: Curves, path: Optional[PathLike] = None, *,
                 size: Sequence[float] = FIGURE_SIZE, dpi: float = DPI,
                 title: Optional[str] = None) -> Any:
@@ -119,12 +131,7 @@ def plot_curves(curves: Curves, path: Optional[PathLike] = None, *,
     :class:`matplotlib.figure.Figure`."""
     if not isinstance(curves, Curves):
         raise InputError(f"plot_curves takes a Curves object, got {type(curves).__name__}")
-    if path is not None:
-        output_format(path)
-    (width, height), dpi = _check_size(size, dpi)
-    Figure, FigureCanvasAgg = _matplotlib()
-    figure = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
-    FigureCanvasAgg(figure)
+    figure, dpi = _new_figure(path, size, dpi)
     ax = figure.add_subplot()
     draw(ax, curves)
     ax.set_title(title if title is not None else _title(curves, with_scheme=True),
@@ -152,12 +159,7 @@ def plot_grid(curves_by_measure: Union[Mapping[str, Curves], Sequence[Curves]],
                 or list(other.runs) != list(first.runs):
             raise InputError("the curves of a grid must share the gain scheme, the topics "
                              "and the runs")
-    if path is not None:
-        output_format(path)
-    (width, height), dpi = _check_size(size, dpi)
-    Figure, FigureCanvasAgg = _matplotlib()
-    figure = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
-    FigureCanvasAgg(figure)
+    figure, dpi = _new_figure(path, size, dpi)
     axes = figure.subplots(2, 2).reshape(-1)
     legend: dict = {}                   # label -> line, over all panels, in order
     for ax, measure in zip(axes, MEASURES):

@@ -38,7 +38,7 @@ from typing import Any, Iterable, Iterator, Optional, Union
 import numpy as np
 
 from cumgain import Evaluation, TopicsWarning, evaluate, trec_io
-from cumgain.evaluator import aggregate
+from cumgain.evaluator import aggregate, topics_warning
 from cumgain.exceptions import FormatError, InputError
 
 __all__ = ["EvaluationSetup", "JudgedTopics", "combine", "evaluate_missing", "evaluate_piece",
@@ -142,21 +142,6 @@ def evaluate_missing(missing: list, judged: JudgedTopics, setup: EvaluationSetup
                       duplicates="error", warn=False, **setup.piece_policies())
     values = np.column_stack([result.values[name] for name in setup.names])
     return list(result.topics), values.reshape(len(result.topics), len(setup.measures))
-
-
-def topics_warning(run_only: tuple, missing: tuple, empty: tuple, topics: str) -> str:
-    """The text of the :class:`TopicsWarning` that :func:`cumgain.evaluate` gives."""
-    parts = []
-    if run_only:
-        parts.append(f"{len(run_only)} run topics have no judgments and are not evaluated "
-                     f"(e.g. {', '.join(run_only[:3])})")
-    if missing:
-        fate = "score 0" if topics == "qrels" else "are skipped"
-        parts.append(f"{len(missing)} qrels topics are missing from the run and {fate} "
-                     f"(e.g. {', '.join(missing[:3])})")
-    if empty:
-        parts.append(f"{len(empty)} qrels topics have no judgments (e.g. {empty[0]})")
-    return "; ".join(parts)
 
 
 def topic_sets(run_topics: Iterable[str], judged: JudgedTopics, setup: EvaluationSetup

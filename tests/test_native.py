@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from cgcore import _trec
+from cumgain import native
 from cumgain.evaluator import TopicsWarning, evaluate
 from cumgain.exceptions import FormatError, InputError
 from cumgain.native import PreparedQrels, read_ranked
@@ -374,8 +375,6 @@ def test_the_block_check_finds_any_non_ascii_or_nul_byte(data):
 
 # ---------------------------------------------------------------- a run file in parts
 
-from cumgain import native  # noqa: E402
-
 
 def ranked_arrays(ranked):
     return (ranked.run_topics, ranked.run_offsets.tolist(), ranked.levels.tolist(),
@@ -466,7 +465,7 @@ def test_append_joins_finished_rankers_only():
     with pytest.raises(ValueError):
         first.append(first)
     assert first.append(second) == _trec.STATUS_OK and first.append(empty) == _trec.STATUS_OK
-    topics, offsets, levels, judged, scores, tag = first.result()
+    topics, offsets, levels, _, _, tag = first.result()
     assert (topics, offsets.tolist(), levels.tolist(), tag) == (["1", "2"], [0, 1, 2], [1, 0], "y")
     with pytest.raises(ValueError):
         second.result()                        # handed over to ``first``
