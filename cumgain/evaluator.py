@@ -154,6 +154,22 @@ def _offsets_from_counts(counts: np.ndarray) -> np.ndarray:
     return offsets
 
 
+def _docno_ids(docnos: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each docno's position in the sorted vocabulary (code-point order of str = byte
+    order of UTF-8), and the vocabulary's size (at least 1). numpy's fixed-width
+    strings are fast but drop trailing NULs ("d\\x00" would equal "d"): where a docno
+    ends in one, Python's strings are sorted instead."""
+    if len(docnos) == 0:
+        return np.zeros(0, dtype=np.int64), 1
+    fixed = docnos.astype(str)
+    texts = docnos.tolist()
+    if (np.char.str_len(fixed) == np.fromiter(map(len, texts), np.int64, len(texts))).all():
+        vocabulary, ids = np.unique(fixed, return_inverse=True)
+        return ids.reshape(-1).astype(np.int64), max(len(vocabulary), 1)
+    index = {docno: i for i, docno in enumerate(sorted(set(texts)))}
+    return np.fromiter(map(index.__getitem__, texts), np.int64, len(texts)), max(len(index), 1)
+
+
 def _rank(qrels: Qrels, run: Run, topics: list, *, ties: str, score_precision: str,
           seed: int, depth: Optional[int]) -> _Ranked:
     """The reference path (any input form): join, rank and cut with numpy and cgcore."""
@@ -164,15 +180,8 @@ def _rank(qrels: Qrels, run: Run, topics: list, *, ties: str, score_precision: s
     qrels_rows, qrels_offsets = _gather(
         qrels.offsets, np.array([qrels_index.get(t, -1) for t in topics], dtype=np.int64))
 
-    # One docno vocabulary in byte order (code-point order of str = byte order of UTF-8).
-    run_docnos = run.docnos[run_rows]
-    qrels_docnos = qrels.docnos[qrels_rows]
-    everything = np.concatenate([run_docnos, qrels_docnos]).astype(str) \
-        if len(run_docnos) + len(qrels_docnos) else np.zeros(0, dtype=str)
-    vocabulary, doc_ids = np.unique(everything, return_inverse=True)
-    doc_ids = doc_ids.reshape(-1).astype(np.int64)
+    doc_ids, n_docs = _docno_ids(np.concatenate([run.docnos[run_rows], qrels.docnos[qrels_rows]]))
     run_docs, qrels_docs = doc_ids[:len(run_rows)], doc_ids[len(run_rows):]
-    n_docs = max(len(vocabulary), 1)
 
     # Join: each run row's judgment, by sorted (topic, docno) keys.
     qrels_keys = _topic_of_rows(qrels_offsets) * n_docs + qrels_docs

@@ -502,3 +502,19 @@ def test_qrels_read_in_parts_find_duplicates_and_bad_lines_across_parts(tmp_path
     with pytest.raises(ValueError):
         table.append(table)
     assert table.finish() == _trec.STATUS_DUPLICATE and table.status_line == 3
+
+
+@pytest.mark.parametrize("ties", ["docno_desc", "docno_asc", "input_order"])
+def test_docnos_differing_by_a_trailing_nul_stay_distinct_on_both_paths(ties):
+    """numpy's fixed-width strings drop trailing NULs; the reference path must not
+    let "a\\x00" and "a" become one document (the native path compares bytes)."""
+    qrels = {"q": {"a\x00": 1, "a": 0}}
+    run = {"q": {"a\x00": 1.0, "a": 1.0}}
+    native_result = evaluate(qrels, run, ["num_rel_ret", "P_1", "map"], ties=ties)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")        # no duplicate is found, none dropped
+        reference = evaluate(qrels, run, ["num_rel_ret", "P_1", "map"], ties=ties,
+                             duplicates="first")
+    assert native_result.means == reference.means
+    assert native_result.means["num_rel_ret"] == 1.0
+    assert native_result.means["P_1"] == (0.0 if ties == "docno_asc" else 1.0)
