@@ -732,6 +732,7 @@ cdef int _qrels_group(QrelsState* q, bint indexed) noexcept nogil:
     cdef Py_ssize_t capacity = 0
     cdef int64_t row, found
     cdef int64_t* by_topic       # grouped position -> row as read
+    cdef bint grouped_already = True
     cdef uint64_t* scratch = NULL
     cdef Lookup table
     q.topic_starts = <int64_t*>malloc((n_topics + 1) * 8)
@@ -749,6 +750,7 @@ cdef int _qrels_group(QrelsState* q, bint indexed) noexcept nogil:
     for row in range(n_rows):           # topic_starts[t] walks to the end of topic t ...
         t = q.topic_of_row.data[row]
         by_topic[q.topic_starts[t]] = row
+        grouped_already = grouped_already and q.topic_starts[t] == row
         q.topic_starts[t] += 1
     for t in range(n_topics, 0, -1):    # ... so shift back to the starts
         q.topic_starts[t] = q.topic_starts[t - 1]
@@ -757,7 +759,7 @@ cdef int _qrels_group(QrelsState* q, bint indexed) noexcept nogil:
     # Move the rows first: a Lookup finds its rows at first_row + position, which holds
     # only once the rows are grouped (checking before the move compared a topic's
     # docnos with other topics' rows and missed duplicates in interleaved topics).
-    if _move_rows(q, by_topic) != 0:
+    if not grouped_already and _move_rows(q, by_topic) != 0:
         free(by_topic)
         q.status = NO_MEMORY
         return -1

@@ -38,7 +38,9 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Union
 
@@ -51,7 +53,7 @@ from cumgain.batch import Ragged
 from cumgain.exceptions import InputError
 from cumgain.gains import GainMapping, GainSpec, gain_mapping
 from cumgain.measures import Measure, parse_measures
-from cumgain.native import RankedInput, read_ranked
+from cumgain.native import RankedInput, auto_threads, read_ranked
 from cumgain.trec_io import Qrels, Run, load_qrels, load_run
 from cumgain.vectors import discount_divisors, ncg, ndcg
 
@@ -61,6 +63,7 @@ TOPIC_POLICIES = ("both", "qrels", "strict")
 # measures whose value is not linear in the gains by rank: undefined under tie averaging
 _ORDER_SENSITIVE = ("map", "map_cut", "gm_map", "recip_rank", "success", "ndcg_rel", "Rndcg")
 GM_FLOOR = 1e-5  # trec_eval's gm_map floor: log(max(AP, 1e-5))
+PARALLEL_MEASURE_ROWS = 1 << 20  # from this many ranked rows, measures are computed in threads
 
 
 class TopicsWarning(UserWarning):
@@ -274,6 +277,7 @@ class _Context:
         self._ranked = ranked          # judged_only flag -> _Ranked
         self.policies = policies
         self._cache: dict = {}
+        self._lock = threading.Lock()  # measures may be computed in threads
 
     def ranked(self, measure: Measure) -> _Ranked:
         judged_only = measure.judged_only if measure.judged_only is not None \
@@ -285,9 +289,10 @@ class _Context:
             else self.policies["relevance_level"]
 
     def _cached(self, key, build):
-        if key not in self._cache:
-            self._cache[key] = build()
-        return self._cache[key]
+        with self._lock:               # each entry is built once, by one thread
+            if key not in self._cache:
+                self._cache[key] = build()
+            return self._cache[key]
 
     def relevant(self, measure: Measure) -> np.ndarray:
         ranked, level = self.ranked(measure), self.level(measure)
@@ -652,9 +657,10 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     dicts, pandas DataFrames, or loaded :class:`~cumgain.trec_io.Qrels` /
     :class:`~cumgain.trec_io.Run`. ``measures``: names in any supported spelling
     (see :mod:`cumgain.measures`). Policies: see the module docstring. The ranking
-    half is :func:`rank`. ``threads``: how many threads may read a plain run file
-    (in parts of at least 32 MiB; None: the available cores, at most 4); the result
-    is the same for any number.
+    half is :func:`rank`. ``threads``: how many threads may work on one evaluation
+    (None: the available cores, at most 4): plain qrels and run files are read in
+    parts of at least 4 MiB, and the measures of a batch of a million ranked rows or
+    more are computed side by side; the result is the same for any number.
 
     >>> result = evaluate({"q1": {"a": 2, "b": 0, "c": 1}},
     ...                   {"q1": {"a": 0.9, "b": 0.8, "c": 0.1}}, ["P_2", "ndcg_cut_3"])
@@ -682,7 +688,18 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     everything, chosen_index = ranking._everything, ranking._chosen_index
     ranked = {flag: _judged_only(everything) if flag else everything for flag in flags}
     context = _Context(ranked, policies)
-    values = {measure.name: _compute(measure, context)[chosen_index] for measure in measure_list}
+
+    def values_of(measure: Measure) -> np.ndarray:
+        return _compute(measure, context)[chosen_index]
+
+    workers = min(auto_threads(threads), len(measure_list)) \
+        if len(everything.levels) >= PARALLEL_MEASURE_ROWS else 1
+    if workers > 1:                     # the kernels release the GIL
+        with ThreadPoolExecutor(workers) as pool:
+            computed = list(pool.map(values_of, measure_list))
+    else:
+        computed = [values_of(measure) for measure in measure_list]
+    values = {measure.name: column for measure, column in zip(measure_list, computed)}
     means = {measure.name: aggregate(measure, values[measure.name]) for measure in measure_list}
     return Evaluation(topics=ranking.topics, measures=tuple(measure_list), values=values,
                       means=means, run_only_topics=ranking.run_only_topics,

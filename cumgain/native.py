@@ -64,7 +64,7 @@ def _is_file(path: Any) -> bool:
     return path != "-" and os.path.isfile(path)
 
 
-BLOCK = 1 << 23          # read about 8 MiB at a time
+BLOCK = 1 << 20          # read 1 MiB at a time (the block stays in the L2 cache while parsed)
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
 
@@ -147,7 +147,8 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _auto_threads(threads: Optional[int]) -> int:
+def auto_threads(threads: Optional[int]) -> int:
+    """``threads``, or for None the available cores, at most MAX_AUTO_THREADS."""
     return min(available_cores(), MAX_AUTO_THREADS) if threads is None else threads
 
 
@@ -266,7 +267,7 @@ def native_qrels(qrels: Any, indexed: bool = False,
         if not _add(table, qrels):
             return None
     else:
-        table = _read_file(lambda: _trec.QrelsTable(indexed), qrels, _auto_threads(threads),
+        table = _read_file(lambda: _trec.QrelsTable(indexed), qrels, auto_threads(threads),
                            run=False)
         if table is None or table.n_rows == 0:
             return None
@@ -309,7 +310,7 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
     result does not depend on how many."""
     if duplicates != "error" or not (_is_file(run) or type(run) is dict):
         return None
-    threads = _auto_threads(threads)
+    threads = auto_threads(threads)
     judgments = qrels.native if isinstance(qrels, PreparedQrels) else \
         native_qrels(qrels, threads=threads)
     if judgments is None:

@@ -518,3 +518,20 @@ def test_docnos_differing_by_a_trailing_nul_stay_distinct_on_both_paths(ties):
     assert native_result.means == reference.means
     assert native_result.means["num_rel_ret"] == 1.0
     assert native_result.means["P_1"] == (0.0 if ties == "docno_asc" else 1.0)
+
+
+def test_measures_computed_in_threads_equal_one_thread(tmp_path, monkeypatch):
+    """From PARALLEL_MEASURE_ROWS ranked rows up, measures are computed side by side,
+    sharing the relevance flags and gains they have in common: same values."""
+    from cumgain import evaluator
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    qrels_path.write_text("".join(f"{t} 0 d{d} {(t * d) % 4}\n" for t in range(1, 30)
+                                  for d in range(0, 40, 3)))
+    run_path.write_text("".join(f"{t} Q0 d{d} {d} {(d * 7) % 11}.5 x\n" for t in range(1, 30)
+                                for d in range(40)))
+    one = evaluate(qrels_path, run_path, MEASURES, threads=1)
+    monkeypatch.setattr(evaluator, "PARALLEL_MEASURE_ROWS", 1)
+    for threads in (2, 4):
+        assert_same(evaluate(qrels_path, run_path, MEASURES, threads=threads), one)
+    with pytest.raises(InputError, match="not defined under ties='average'"):
+        evaluate(qrels_path, run_path, ["P_5", "map"], ties="average", threads=2)
