@@ -842,6 +842,27 @@ cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
     return 0
 
 
+cdef int _extend_int64s(Int64s* into, Int64s* more, Py_ssize_t first, int64_t shift,
+                        const int64_t* mapping) noexcept nogil:
+    """Append ``more[first:]`` (each value mapped through ``mapping`` if given, plus
+    ``shift``) to ``into``, growing it to exactly its new size, then release ``more``;
+    -1 when out of memory."""
+    cdef Py_ssize_t i, n = more.size - first
+    cdef int64_t* grown
+    cdef int64_t value
+    if n > 0 and into.size + n > into.capacity:
+        grown = <int64_t*>realloc(into.data, (into.size + n) * 8)
+        if grown == NULL:
+            return -1
+        into.data, into.capacity = grown, into.size + n
+    for i in range(n if n > 0 else 0):
+        value = more.data[first + i]
+        into.data[into.size + i] = (mapping[value] if mapping != NULL else value) + shift
+    into.size += n if n > 0 else 0
+    _release_int64s(more)
+    return 0
+
+
 cdef void _release_int64s(Int64s* a) noexcept nogil:
     free(a.data)
     a.data = NULL
@@ -956,21 +977,24 @@ cdef class QrelsTable:
                 if topic_map[i] < 0:
                     q.status = NO_MEMORY
                     break
+            # one array at a time, each of other's released once copied (a lower peak)
             if q.status == OK and _extend(<void**>&q.docnos.data, &q.docnos.size,
                                           &q.docnos.capacity, o.docnos.data, o.docnos.size,
                                           1) != 0:
                 q.status = NO_MEMORY
+            free(o.docnos.data)
+            o.docnos.data, o.docnos.size, o.docnos.capacity = NULL, 0, 0
             if q.status == OK and _extend(<void**>&q.relevance.data, &q.relevance.size,
                                           &q.relevance.capacity, o.relevance.data,
                                           o.relevance.size, 8) != 0:
                 q.status = NO_MEMORY
-            i = 0
-            while q.status == OK and i < o.relevance.size:
-                if _push_int64(&q.doc_starts, base_docnos + o.doc_starts.data[i + 1]) != 0 \
-                        or _push_int64(&q.topic_of_row, topic_map[o.topic_of_row.data[i]]) != 0 \
-                        or _push_int64(&q.lines, base_lines + o.lines.data[i]) != 0:
-                    q.status = NO_MEMORY
-                i += 1
+            free(o.relevance.data)
+            o.relevance.data, o.relevance.size, o.relevance.capacity = NULL, 0, 0
+            if q.status == OK and (
+                    _extend_int64s(&q.doc_starts, &o.doc_starts, 1, base_docnos, NULL) != 0
+                    or _extend_int64s(&q.topic_of_row, &o.topic_of_row, 0, 0, topic_map) != 0
+                    or _extend_int64s(&q.lines, &o.lines, 0, base_lines, NULL) != 0):
+                q.status = NO_MEMORY
             q.lines_seen += o.lines_seen
         free(topic_map)
         other.finished = True
