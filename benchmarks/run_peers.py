@@ -3,7 +3,8 @@
 One command runs, for each chosen collection size (see ``generate.py``):
 
 a. ``files``   TREC files -> per-topic values and means of ndcg, ndcg_cut_10, map, P_10,
-               recip_rank: cumgain (``score_precision="float32"`` and ``"float64"``),
+               recip_rank: cumgain (``score_precision="float32"`` and ``"float64"``; its
+               default ``threads=None``: the available cores, here 2, read the files),
                pytrec_eval-terrier (parse_qrel/parse_run + RelevanceEvaluator + means),
                ir_measures (read_trec_qrels/read_trec_run + calc_aggregate), ranx
                (Qrels.from_file/Run.from_file + evaluate) and a naive pure-Python loop;
@@ -15,8 +16,9 @@ c. ``dense``   ``ndcg_score(k=10)`` on a dense topics x docs matrix (the size's 
 d. ``floor``   a minimal C program (``split_floor.c``, compiled with ``cc -O2`` into
                ``data/``) that reads the run file in 4 MiB blocks and splits every line into
                fields: the least any reader must do. Also run on run + qrels;
-e. ``threads`` the cumgain files job (float32) twice in one process: sequentially vs in
-               two threads at once (the speed-up shows how much of it releases the GIL);
+e. ``threads`` the cumgain files job (float32, ``threads=1`` so each evaluation uses one
+               thread) twice in one process: sequentially vs in two threads at once (the
+               speed-up shows how much of it releases the GIL);
                with a control: two numpy sorts of 20M floats (GIL released), the same way,
                which shows how much parallelism the (shared) machine offered at the time.
 
@@ -193,10 +195,10 @@ def _dense_matrices(n_samples: int, n_labels: int, seed: int = 20021001):
     return y_true, y_score
 
 
-def _cumgain_files(qrels_path: str, run_path: str, precision: str):
+def _cumgain_files(qrels_path: str, run_path: str, precision: str, threads=None):
     import cumgain
     return cumgain.evaluate(qrels_path, run_path, list(MEASURES),
-                            score_precision=precision, warn=False)
+                            score_precision=precision, warn=False, threads=threads)
 
 
 def _cumgain_topic_values(result) -> dict:
@@ -362,7 +364,8 @@ def worker(job: str, tool: str, size: str, data_dir: str, dump: str | None) -> d
             if control:
                 results[i] = np.sort(arrays[i])
             else:
-                results[i] = _cumgain_files(qrels_path, run_path, "float32")
+                # one thread per evaluation: the job shows evaluations side by side
+                results[i] = _cumgain_files(qrels_path, run_path, "float32", threads=1)
 
         start = perf()
         if tool.endswith("sequential2"):

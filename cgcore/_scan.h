@@ -108,4 +108,32 @@ static inline int cg_ascii_no_nul(const char *p, ptrdiff_t n) {
     return 1;
 }
 
+/* Whether the n bytes at a and b are equal (n == 0: true, a and b unread). Short ids,
+ * the usual topic ids and docnos, are compared a word at a time without a call. */
+static inline int cg_equal_bytes(const char *a, const char *b, ptrdiff_t n) {
+    uint64_t x, y;
+    uint32_t u, v;
+    if (n >= 8 && n <= 16) {            /* two overlapping 8-byte words */
+        memcpy(&x, a, 8); memcpy(&y, b, 8);
+        if (x != y)
+            return 0;
+        memcpy(&x, a + n - 8, 8); memcpy(&y, b + n - 8, 8);
+        return x == y;
+    }
+    if (n >= 4 && n < 8) {              /* two overlapping 4-byte words */
+        memcpy(&u, a, 4); memcpy(&v, b, 4);
+        if (u != v)
+            return 0;
+        memcpy(&u, a + n - 4, 4); memcpy(&v, b + n - 4, 4);
+        return u == v;
+    }
+    if (n < 4) {
+        for (ptrdiff_t i = 0; i < n; i++)
+            if (a[i] != b[i])
+                return 0;
+        return 1;
+    }
+    return memcmp(a, b, (size_t)n) == 0;
+}
+
 #endif

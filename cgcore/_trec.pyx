@@ -36,6 +36,7 @@ cdef extern from "_scan.h":
     Py_ssize_t cg_split64(const char* p, Py_ssize_t available, Py_ssize_t* starts,
                           Py_ssize_t* ends, int max_fields, Py_ssize_t* length) noexcept nogil
     bint cg_ascii_no_nul(const char* p, Py_ssize_t n) noexcept nogil
+    bint cg_equal_bytes(const char* a, const char* b, Py_ssize_t n) noexcept nogil
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
@@ -134,7 +135,7 @@ cdef int _extend(void** data, Py_ssize_t* size, Py_ssize_t* capacity, const void
 
 cdef inline bint _equal_bytes(const char* a, const char* b, Py_ssize_t n) noexcept nogil:
     """memcmp(a, b, n) == 0, defined for n == 0 too (where a or b may be NULL)."""
-    return n == 0 or memcmp(a, b, n) == 0
+    return cg_equal_bytes(a, b, n)
 
 
 cdef inline int _push_bytes(Bytes* b, const char* s, Py_ssize_t n) noexcept nogil:
@@ -709,8 +710,8 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
             q.status, q.status_line = BAD_LINE, q.lines_seen
             return -1
         if previous_topic >= 0 and ends[0] - starts[0] == _strings_length(&q.topics, previous_topic) \
-                and memcmp(row + starts[0], _strings_text(&q.topics, previous_topic),
-                           ends[0] - starts[0]) == 0:
+                and _equal_bytes(row + starts[0], _strings_text(&q.topics, previous_topic),
+                                 ends[0] - starts[0]):
             topic = previous_topic       # judgments usually come a topic at a time
         else:
             topic = _strings_add(&q.topics, row + starts[0], ends[0] - starts[0])
@@ -1678,3 +1679,12 @@ def ascii_no_nul(const unsigned char[::1] text):
     """Whether ``text`` is all ASCII without NUL (a test hook for the block check)."""
     return bool(cg_ascii_no_nul(<const char*>&text[0] if text.shape[0] else NULL,
                                 text.shape[0]))
+
+
+def equal_bytes(const unsigned char[::1] a, const unsigned char[::1] b):
+    """Whether two byte strings of the same length are equal, compared as the parsers
+    compare ids (a test hook)."""
+    if a.shape[0] != b.shape[0]:
+        raise ValueError("equal_bytes compares strings of the same length")
+    return bool(_equal_bytes(<const char*>&a[0] if a.shape[0] else NULL,
+                             <const char*>&b[0] if b.shape[0] else NULL, a.shape[0]))

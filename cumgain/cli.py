@@ -260,7 +260,8 @@ def run_trec_eval(args: argparse.Namespace) -> int:
     from cumgain import report_trec
     from cumgain.evaluator import evaluate
     from cumgain.measures import parse_measures
-    from cumgain.trec_io import load_qrels, load_run
+    from cumgain.native import prepare_qrels
+    from cumgain.trec_io import load_run
 
     prog = args.prog
     try:
@@ -274,14 +275,15 @@ def run_trec_eval(args: argparse.Namespace) -> int:
         raise Failure(EXIT_USAGE, "the qrels and the run cannot both be standard input ('-')")
     version9 = args.trec_eval_version == "9"
 
-    qrels = load_qrels(args.qrels)
-    run = load_run(args.run)
+    qrels = prepare_qrels(args.qrels)
+    run = load_run(args.run) if args.run == "-" else args.run    # a file: the native reader
     result = evaluate(qrels, run, spellings, relevance_level=args.level,
                       judged_only=args.judged_only, depth=args.depth,
                       topics="qrels" if args.complete else "both",
                       score_precision="float32" if version9 else "float64", warn=False)
     if not result.topics:
-        raise Failure(EXIT_NO_TOPICS, f"no topic of {run.source} is in {qrels.source} "
+        run_source = run.source if args.run == "-" else os.fsdecode(args.run)
+        raise Failure(EXIT_NO_TOPICS, f"no topic of {run_source} is in {qrels.source} "
                                       "(trec_eval: No queries with both results and "
                                       "relevance info)")
     if result.missing_topics and not args.complete and not version9:
@@ -492,7 +494,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from cumgain import report_table
     from cumgain.evaluator import evaluate
     from cumgain.measures import parse_measures
-    from cumgain.trec_io import load_qrels
+    from cumgain.native import prepare_qrels
 
     prog = args.prog
     if args.complete and args.topics not in (None, "qrels"):
@@ -529,7 +531,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
                                    args.per_topic)
     notes = []
     try:
-        qrels = load_qrels(args.qrels)
+        qrels = prepare_qrels(args.qrels)
         progress.step(qrels.source)
         for path in args.runs:
             label = "<stdin>" if path == "-" else path

@@ -153,7 +153,7 @@ def run_compare(args: argparse.Namespace) -> int:
     from cumgain.exceptions import InputError
     from cumgain.gains import gain_mapping
     from cumgain.measures import parse_measures
-    from cumgain.trec_io import load_qrels
+    from cumgain.native import prepare_qrels
 
     prog = args.prog
     if len(args.runs) < 2:
@@ -176,7 +176,7 @@ def run_compare(args: argparse.Namespace) -> int:
     except InputError as error:
         raise Failure(EXIT_USAGE, str(error)) from None
 
-    qrels = load_qrels(args.qrels)
+    qrels = prepare_qrels(args.qrels)
     gains = list(args.gains) if args.gains else paper_gain_schemes(qrels.relevance)
     try:
         spellings = _row_spellings(measures, gains, explicit=bool(args.gains))

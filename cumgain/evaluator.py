@@ -229,19 +229,24 @@ def _universe(native: RankedInput, topics: list) -> tuple[_Ranked, np.ndarray]:
     """The native output as it is (run topic order, no copy of the ranked rows), with
     empty topics appended for chosen topics absent from the run; and where each chosen
     topic sits in it. Measures are computed for all of it, then the chosen picked."""
-    run_index = {topic: i for i, topic in enumerate(native.run_topics)}
-    absent = [topic for topic in topics if topic not in run_index]
+    index = {topic: i for i, topic in enumerate(native.run_topics)}
+    absent = [topic for topic in topics if topic not in index]
+    index.update((topic, len(native.run_topics) + i) for i, topic in enumerate(absent))
     universe = list(native.run_topics) + absent
-    index = {topic: i for i, topic in enumerate(universe)}
-    qrels_index = {topic: i for i, topic in enumerate(native.qrels_topics)}
-    qrels_rows, qrels_offsets = _gather(
-        native.qrels_offsets, np.array([qrels_index.get(t, -1) for t in universe], dtype=np.int64))
+    if universe == list(native.qrels_topics):      # the usual case: judgments in run order
+        qrels_offsets, qrels_levels = native.qrels_offsets, native.qrels_levels
+    else:
+        qrels_index = {topic: i for i, topic in enumerate(native.qrels_topics)}
+        qrels_rows, qrels_offsets = _gather(
+            native.qrels_offsets,
+            np.array([qrels_index.get(t, -1) for t in universe], dtype=np.int64))
+        qrels_levels = native.qrels_levels[qrels_rows]
     offsets = np.concatenate([native.run_offsets,
                               np.full(len(absent), native.run_offsets[-1], dtype=np.int64)])
     ranked = _Ranked(offsets=offsets, levels=native.levels, judged=native.judged,
                      scores=native.scores, qrels_offsets=qrels_offsets,
-                     qrels_levels=native.qrels_levels[qrels_rows])
-    return ranked, np.array([index[topic] for topic in topics], dtype=np.int64)
+                     qrels_levels=qrels_levels)
+    return ranked, np.fromiter(map(index.__getitem__, topics), np.int64, len(topics))
 
 
 def _judged_only(ranked: _Ranked) -> _Ranked:

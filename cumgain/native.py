@@ -300,6 +300,39 @@ class PreparedQrels(dict):
         return PreparedQrels, (dict(self),)
 
 
+class PreparedQrelsFile(os.PathLike):
+    """A qrels file read once by the native reader, for evaluating several runs
+    against it (the command line's evaluate, compare and trec_eval): each evaluation
+    skips reading the judgments again. It is an ``os.PathLike`` of the file, so
+    where an evaluation needs the reference reader (an interleaved run, say), that
+    reader reads the file itself. ``source`` and ``relevance`` (every judgment's
+    level, grouped by topic) are those of :class:`cumgain.trec_io.Qrels`."""
+
+    def __init__(self, native: NativeQrels, path: str):
+        self.native = native
+        self.source = path
+
+    def __fspath__(self) -> str:
+        return self.source
+
+    @property
+    def relevance(self) -> np.ndarray:
+        return self.native.levels
+
+
+def prepare_qrels(qrels: Any, threads: Optional[int] = None):
+    """Judgments to evaluate several runs against, read once: a plain or gzip qrels
+    file the native reader takes becomes a :class:`PreparedQrelsFile`; anything else
+    (standard input, a DataFrame, a file with an error) is loaded by the reference
+    reader, :func:`cumgain.trec_io.load_qrels`, which raises the error if any."""
+    from cumgain.trec_io import load_qrels
+    if _is_file(qrels):
+        judgments = native_qrels(qrels, threads=threads)
+        if judgments is not None:
+            return PreparedQrelsFile(judgments, os.fsdecode(os.fspath(qrels)))
+    return load_qrels(qrels)
+
+
 def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
                 seed: int, depth: Optional[int], duplicates: str = "error",
                 threads: Optional[int] = None) -> Optional[RankedInput]:
@@ -311,7 +344,7 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
     if duplicates != "error" or not (_is_file(run) or type(run) is dict):
         return None
     threads = auto_threads(threads)
-    judgments = qrels.native if isinstance(qrels, PreparedQrels) else \
+    judgments = qrels.native if isinstance(qrels, (PreparedQrels, PreparedQrelsFile)) else \
         native_qrels(qrels, threads=threads)
     if judgments is None:
         return None

@@ -535,3 +535,16 @@ def test_measures_computed_in_threads_equal_one_thread(tmp_path, monkeypatch):
         assert_same(evaluate(qrels_path, run_path, MEASURES, threads=threads), one)
     with pytest.raises(InputError, match="not defined under ties='average'"):
         evaluate(qrels_path, run_path, ["P_5", "map"], ties="average", threads=2)
+
+
+@given(st.binary(max_size=40), st.data())
+def test_ids_compare_equal_exactly_when_their_bytes_do(a, data):
+    """The word-at-a-time comparison of ids, at every length and any differing byte."""
+    assert _trec.equal_bytes(a, a)
+    if a:
+        at = data.draw(st.integers(0, len(a) - 1))
+        other = bytearray(a)
+        other[at] ^= data.draw(st.integers(1, 255))
+        assert not _trec.equal_bytes(a, bytes(other))
+    b = data.draw(st.binary(min_size=len(a), max_size=len(a)))
+    assert _trec.equal_bytes(a, b) == (a == b)

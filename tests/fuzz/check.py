@@ -11,9 +11,11 @@ crash, a sanitizer report) is a bug.
 :func:`check_dicts`: the same for pytrec_eval-style dicts built from the input (the
 C reader's ``add_dict`` against the reference reader's dict front-end).
 
-Input layout (so that seeds can be written by hand): byte 0 selects the policies,
-bytes 1-2 the length of the qrels part (little-endian), then the qrels bytes, then
-the run bytes.
+Input layout (so that seeds can be written by hand): byte 0 selects the policies
+(and with its top bit, that the native reader reads the files in parts of one byte
+or more, on three threads, so that any line or run topic may start a part), bytes
+1-2 the length of the qrels part (little-endian), then the qrels bytes, then the run
+bytes.
 """
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ import warnings
 
 import numpy as np
 
+from cumgain import evaluator
+from cumgain import native as native_reader
 from cumgain.evaluator import evaluate
 from cumgain.exceptions import InputError
 from cumgain.trec_io import load_qrels, load_run, read_qrels, read_run
@@ -46,7 +50,7 @@ def split(data: bytes) -> tuple[dict, bytes, bytes]:
     policies = dict(ties=TIES[flags % 5],
                     score_precision="float32" if flags & 8 else "float64",
                     depth=2 if flags & 16 else None,
-                    judged_only=bool(flags & 32), seed=7)
+                    judged_only=bool(flags & 32), seed=7, threads=3 if flags & 128 else 1)
     gzip_run = bool(flags & 64)
     qrels, run = body[:size], body[size:]
     if gzip_run:
@@ -90,7 +94,13 @@ def check_files(data: bytes) -> None:
             f.write(qrels_bytes)
         with open(run_path, "wb") as f:
             f.write(run_bytes)
-        native = outcome(qrels_path, run_path, policies)
+        # with threads > 1: parts of any size, and measures side by side in any batch
+        limits = native_reader.PART_BYTES, evaluator.PARALLEL_MEASURE_ROWS
+        native_reader.PART_BYTES = evaluator.PARALLEL_MEASURE_ROWS = 1
+        try:
+            native = outcome(qrels_path, run_path, policies)
+        finally:
+            native_reader.PART_BYTES, evaluator.PARALLEL_MEASURE_ROWS = limits
         try:
             loaded = (read_qrels(qrels_path), read_run(run_path))
         except InputError as error:
