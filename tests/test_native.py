@@ -548,3 +548,25 @@ def test_ids_compare_equal_exactly_when_their_bytes_do(a, data):
         assert not _trec.equal_bytes(a, bytes(other))
     b = data.draw(st.binary(min_size=len(a), max_size=len(a)))
     assert _trec.equal_bytes(a, b) == (a == b)
+
+
+def test_a_qrels_file_prepared_once_serves_every_run(tmp_path):
+    """What the command line uses: the judgments read natively once; a run the native
+    reader does not take (interleaved) still gets the reference reader, which reads
+    the qrels file itself; a bad qrels file raises the reference reader's error."""
+    import os
+    qrels_path, run_path, interleaved = tmp_path / "qrels", tmp_path / "run", tmp_path / "mix"
+    qrels_path.write_text("1 0 a 1\n2 0 b 2\n1 0 c 0\n")
+    run_path.write_text("1 Q0 a 1 1.0 t\n1 Q0 c 2 0.5 t\n2 Q0 b 1 1.0 t\n")
+    interleaved.write_text("1 Q0 a 1 1.0 t\n2 Q0 b 1 1.0 t\n1 Q0 c 2 0.5 t\n")
+    prepared = native.prepare_qrels(qrels_path)
+    assert isinstance(prepared, native.PreparedQrelsFile)
+    assert os.fspath(prepared) == prepared.source == str(qrels_path)
+    assert sorted(prepared.relevance.tolist()) == [0, 1, 2]
+    for run in (run_path, interleaved):
+        assert_same(evaluate(prepared, run, MEASURES), evaluate(qrels_path, run, MEASURES))
+    assert read_ranked(prepared, interleaved, ties="docno_desc", score_precision="float64",
+                       seed=0, depth=None) is None
+    qrels_path.write_text("1 0 a 1\n1 0 b\n")
+    with pytest.raises(FormatError, match=r"qrels:2:"):
+        native.prepare_qrels(qrels_path)
