@@ -234,7 +234,9 @@ def _universe(native: RankedInput, topics: list) -> tuple[_Ranked, np.ndarray]:
     index.update((topic, len(native.run_topics) + i) for i, topic in enumerate(absent))
     universe = list(native.run_topics) + absent
     if universe == list(native.qrels_topics):      # the usual case: judgments in run order
-        qrels_offsets, qrels_levels = native.qrels_offsets, native.qrels_levels
+        # copies, not views: a view would keep the whole qrels table (docnos and all)
+        # alive while the measures are computed
+        qrels_offsets, qrels_levels = native.qrels_offsets.copy(), native.qrels_levels.copy()
     else:
         qrels_index = {topic: i for i, topic in enumerate(native.qrels_topics)}
         qrels_rows, qrels_offsets = _gather(
