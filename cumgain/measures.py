@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
+import threading
 from dataclasses import dataclass
 from typing import Iterable, Optional, Union
 
@@ -172,10 +173,17 @@ def _split_arguments(text: str) -> list[str]:
     return parts
 
 
+# CPython 3.11 (gh-106905): the AST builder's recursion counter is shared by all
+# threads, so ast.literal_eval in several threads at once can raise "SystemError: AST
+# constructor recursion depth mismatch". Evaluations may run in threads: one at a time.
+_AST_LOCK = threading.Lock()
+
+
 def _parse_value(raw: str, key: str, spelling: str):
     raw = raw.strip()
     try:
-        return ast.literal_eval(raw)
+        with _AST_LOCK:
+            return ast.literal_eval(raw)
     except (ValueError, SyntaxError):
         return raw.strip("'\"")  # bare words: tois, 0-1-10-100, exponential
 
