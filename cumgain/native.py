@@ -95,7 +95,7 @@ def _blocks(stream, limit: int = -1, bom: bool = True):
             break
         remaining -= count if remaining >= 0 else 0
         end = held + count
-        cut = buffer.rfind(b"\n", 0, end) + 1
+        cut = buffer.rfind(b"\n", held, end) + 1    # the held bytes have no newline
         if cut == 0:
             held = end
             continue

@@ -570,3 +570,34 @@ def test_a_qrels_file_prepared_once_serves_every_run(tmp_path):
     qrels_path.write_text("1 0 a 1\n1 0 b\n")
     with pytest.raises(FormatError, match=r"qrels:2:"):
         native.prepare_qrels(qrels_path)
+
+
+class _Trickle:
+    """A binary stream that gives at most 8 KiB per read, as a slow pipe or gzip may."""
+
+    def __init__(self, data: bytes):
+        self.data, self.position = data, 0
+
+    def read(self, n: int = -1) -> bytes:
+        n = len(self.data) - self.position if n < 0 else n
+        chunk = self.data[self.position:self.position + min(n, 8192)]
+        self.position += len(chunk)
+        return chunk
+
+    def readinto(self, buffer) -> int:
+        chunk = self.read(len(buffer))
+        buffer[:len(chunk)] = chunk
+        return len(chunk)
+
+
+@pytest.mark.parametrize("limit", [-1, 3_000_000])
+def test_blocks_are_whole_lines_whatever_the_reads(limit):
+    """Blocks end at line ends even when each read gives a few KiB and a line is longer
+    than the buffer (it grows); the held part of a line is not searched again for a
+    newline at each read (that made a long line quadratic); a limit stops exactly."""
+    long_line = b"x" * (3 * native.BLOCK + 5)
+    data = b"\xef\xbb\xbf1 Q0 a 1 1 t\n" + long_line + b"\n2 Q0 b 1 1 t\nlast"
+    blocks = [bytes(block) for block in native._blocks(_Trickle(data), limit)]
+    expected = data[3:] if limit < 0 else data[3:limit]
+    assert b"".join(blocks) == expected
+    assert all(block.endswith(b"\n") for block in blocks[:-1])
