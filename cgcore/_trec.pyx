@@ -864,10 +864,15 @@ cdef int _extend_int64s(Int64s* into, Int64s* more, Py_ssize_t first, int64_t sh
     return 0
 
 
+cdef void _release(void** data, Py_ssize_t* size, Py_ssize_t* capacity) noexcept nogil:
+    """Free a growable array and leave it empty."""
+    free(data[0])
+    data[0] = NULL
+    size[0] = capacity[0] = 0
+
+
 cdef void _release_int64s(Int64s* a) noexcept nogil:
-    free(a.data)
-    a.data = NULL
-    a.size = a.capacity = 0
+    _release(<void**>&a.data, &a.size, &a.capacity)
 
 
 cdef class QrelsTable:
@@ -965,16 +970,15 @@ cdef class QrelsTable:
             raise ValueError("append needs two tables without error")
         cdef QrelsState* q = &self.state
         cdef QrelsState* o = &other.state
-        cdef Py_ssize_t i, n, n_topics = _strings_count(&o.topics)
+        cdef Py_ssize_t i, n_topics = _strings_count(&o.topics)
         cdef Py_ssize_t base_docnos = q.docnos.size, base_lines = q.lines_seen
         cdef int64_t* topic_map = <int64_t*>malloc((n_topics + 1) * 8)
         if topic_map == NULL:
             raise MemoryError()
         with nogil:
             for i in range(n_topics):
-                n = o.topics.starts.data[i + 1] - o.topics.starts.data[i]
-                topic_map[i] = _strings_add(&q.topics,
-                                            o.topics.arena.data + o.topics.starts.data[i], n)
+                topic_map[i] = _strings_add(&q.topics, _strings_text(&o.topics, i),
+                                            _strings_length(&o.topics, i))
                 if topic_map[i] < 0:
                     q.status = NO_MEMORY
                     break
@@ -983,14 +987,12 @@ cdef class QrelsTable:
                                           &q.docnos.capacity, o.docnos.data, o.docnos.size,
                                           1) != 0:
                 q.status = NO_MEMORY
-            free(o.docnos.data)
-            o.docnos.data, o.docnos.size, o.docnos.capacity = NULL, 0, 0
+            _release(<void**>&o.docnos.data, &o.docnos.size, &o.docnos.capacity)
             if q.status == OK and _extend(<void**>&q.relevance.data, &q.relevance.size,
                                           &q.relevance.capacity, o.relevance.data,
                                           o.relevance.size, 8) != 0:
                 q.status = NO_MEMORY
-            free(o.relevance.data)
-            o.relevance.data, o.relevance.size, o.relevance.capacity = NULL, 0, 0
+            _release(<void**>&o.relevance.data, &o.relevance.size, &o.relevance.capacity)
             if q.status == OK and (
                     _extend_int64s(&q.doc_starts, &o.doc_starts, 1, base_docnos, NULL) != 0
                     or _extend_int64s(&q.topic_of_row, &o.topic_of_row, 0, 0, topic_map) != 0
@@ -1566,8 +1568,7 @@ cdef class RunRanker:
         cdef const char* text
         with nogil:
             for i in range(_strings_count(&o.topics)):
-                text = o.topics.arena.data + o.topics.starts.data[i]
-                n = o.topics.starts.data[i + 1] - o.topics.starts.data[i]
+                text, n = _strings_text(&o.topics, i), _strings_length(&o.topics, i)
                 if _strings_find(&r.topics, text, n) >= 0:
                     r.status = NOT_GROUPED
                     break
@@ -1594,14 +1595,10 @@ cdef class RunRanker:
             return r.status
         r.n_lines_read += o.n_lines_read
         r.lines_seen += o.lines_seen
-        free(o.counts.data)
-        free(o.out_levels.data)
-        free(o.out_judged.data)
-        free(o.out_scores.data)
-        o.counts.data, o.counts.size, o.counts.capacity = NULL, 0, 0
-        o.out_levels.data, o.out_levels.size, o.out_levels.capacity = NULL, 0, 0
-        o.out_judged.data, o.out_judged.size, o.out_judged.capacity = NULL, 0, 0
-        o.out_scores.data, o.out_scores.size, o.out_scores.capacity = NULL, 0, 0
+        _release_int64s(&o.counts)
+        _release(<void**>&o.out_levels.data, &o.out_levels.size, &o.out_levels.capacity)
+        _release(<void**>&o.out_judged.data, &o.out_judged.size, &o.out_judged.capacity)
+        _release(<void**>&o.out_scores.data, &o.out_scores.size, &o.out_scores.capacity)
         other.handed_over = True
         return r.status
 

@@ -57,7 +57,7 @@ except ImportError as error:  # pragma: no cover - the extra is not installed
 
 from cumgain import Evaluation, TopicsWarning, stream
 from cumgain.batch import Ragged
-from cumgain.evaluator import Ranking, rank
+from cumgain.evaluator import Ranking, rank, topics_warning
 from cumgain.exceptions import InputError
 from cumgain.gains import GainMapping, gain_mapping
 from cumgain.measures import DISCOUNT_NAMES
@@ -605,7 +605,7 @@ def average_vectors(qrels: Any, run: Any, depth: int, *, gains: Any = None,
         sums.append(_vector_sums(ranking, setup, spec))
         n_topics += len(missing)
     if warn and (run_only or missing or judged.empty):
-        warnings.warn(stream.topics_warning(run_only, missing, judged.empty, topics),
+        warnings.warn(topics_warning(run_only, missing, judged.empty, topics),
                       TopicsWarning, stacklevel=2)
     totals = {}
     for name in CURVES:

@@ -106,30 +106,34 @@ def _blocks(stream, limit: int = -1, bom: bool = True):
         yield memoryview(buffer)[:held]
 
 
+def _feed_blocks(parser, blocks) -> bool:
+    """Feed blocks of whole lines; False if the parser stopped or a read failed (the
+    reference reader then reports why)."""
+    try:
+        for block in blocks:
+            if parser.feed(block) != _trec.STATUS_OK:
+                return False
+    except (OSError, EOFError, zlib.error):
+        return False
+    return True
+
+
 def _feed(parser, path) -> bool:
-    """Feed a whole file (plain or gzip); False if the parser stopped or the file is
-    not readable as such (the reference reader then reports why)."""
+    """Feed a whole file (plain or gzip) and finish; False if the parser stopped or the
+    file is not readable as such."""
     source = os.fsdecode(os.fspath(path))
     with open(source, "rb") as raw:
         gzipped = raw.read(2) == GZIP_MAGIC
         raw.seek(0)
         stream = gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw
-        try:
-            for block in _blocks(stream):
-                if parser.feed(block) != _trec.STATUS_OK:
-                    return False
-        except (OSError, EOFError, zlib.error):
+        if not _feed_blocks(parser, _blocks(stream)):
             return False
     return parser.finish() == _trec.STATUS_OK
 
 
-def _add(parser, source) -> bool:
-    """Feed a file path or a plain dict of dicts; False if the parser stopped."""
-    if type(source) is dict:
-        if parser.add_dict(source) != _trec.STATUS_OK:
-            return False
-        return parser.finish() == _trec.STATUS_OK
-    return _feed(parser, source)
+def _add_dict(parser, source: dict) -> bool:
+    """Add a plain dict of dicts and finish; False if the parser stopped."""
+    return parser.add_dict(source) == _trec.STATUS_OK and parser.finish() == _trec.STATUS_OK
 
 
 # ---------------------------------------------------------------- files in parts
@@ -202,13 +206,7 @@ def _feed_range(parser, path: str, start: int, stop: int) -> bool:
     stopped or the file could not be read."""
     with open(path, "rb") as raw:
         raw.seek(start)
-        try:
-            for block in _blocks(raw, stop - start, bom=start == 0):
-                if parser.feed(block) != _trec.STATUS_OK:
-                    return False
-        except OSError:
-            return False
-    return True
+        return _feed_blocks(parser, _blocks(raw, stop - start, bom=start == 0))
 
 
 def _feed_in_parts(make_parser, path: str, starts: list) -> Optional[list]:
@@ -264,7 +262,7 @@ def native_qrels(qrels: Any, indexed: bool = False,
         if any(len(docs) == 0 for docs in qrels.values()):
             return None     # empty qrels topics are reported by the reference path
         table = _trec.QrelsTable(indexed)
-        if not _add(table, qrels):
+        if not _add_dict(table, qrels):
             return None
     else:
         table = _read_file(lambda: _trec.QrelsTable(indexed), qrels, auto_threads(threads),
@@ -338,9 +336,9 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
                 threads: Optional[int] = None) -> Optional[RankedInput]:
     """Read (TREC files, dicts with str ids and int/float values, or
     :class:`PreparedQrels`), rank and join in C; or None when the reference reader
-    must take over. A plain run file of more than PART_BYTES is read in parts by up to
-    ``threads`` threads (None: the available cores, at most MAX_AUTO_THREADS); the
-    result does not depend on how many."""
+    must take over. Plain qrels and run files are read in parts of at least
+    PART_BYTES by up to ``threads`` threads (None: the available cores, at most
+    MAX_AUTO_THREADS); the result does not depend on how many."""
     if duplicates != "error" or not (_is_file(run) or type(run) is dict):
         return None
     threads = auto_threads(threads)
@@ -355,7 +353,7 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
 
     if type(run) is dict:
         ranker = make_ranker()
-        if not _add(ranker, run):
+        if not _add_dict(ranker, run):
             return None
     else:
         ranker = _read_file(make_ranker, run, threads, run=True)
