@@ -51,7 +51,7 @@ extensions = [
     Extension(
         f"cgcore.{name}",
         [f"cgcore/{name}.pyx"],
-        include_dirs=["cgcore"],          # _scan.h
+        include_dirs=["cgcore"],          # _scan.h, _gains.h
         define_macros=([("CUMGAIN_DEBUG", "1")] if DEBUG else [])
         + ([("CUMGAIN_SANITIZE", "1")] if SANITIZE else []),
         extra_compile_args=compile_args,

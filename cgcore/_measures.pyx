@@ -9,6 +9,7 @@ wrappers check every length first, so no input can index out of bounds.
 Formulas follow trec_eval (see cumgain.measures for the definitions).
 """
 from libc.math cimport log, log2, isnan
+from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free, qsort
 
 from cgcore._typedefs cimport gain_t, index_t
@@ -96,6 +97,23 @@ def rank_topics(const gain_t[::1] scores, const index_t[::1] tie_keys,
 
 
 # ---------------------------------------------------------------- binary measures
+
+def count_at_least(const gain_t[::1] levels, const index_t[::1] offsets, double level):
+    """#{i in topic t : levels[i] >= level} per topic, as float64 (R, the number of
+    relevant judgments, from a topic's judgment levels)."""
+    cdef index_t n_topics = _check_offsets(offsets, levels.shape[0], "offsets")
+    result = np.empty(n_topics, dtype=np.float64)
+    cdef gain_t[::1] out = result
+    cdef Py_ssize_t t, i
+    cdef int64_t count
+    with nogil:
+        for t in range(n_topics):
+            count = 0
+            for i in range(offsets[t], offsets[t + 1]):
+                count += levels[i] >= level
+            out[t] = <gain_t>count
+    return result
+
 
 def relevant_in_top(const gain_t[::1] relevant, const index_t[::1] offsets,
                     const index_t[::1] cutoffs):

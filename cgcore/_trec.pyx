@@ -30,6 +30,8 @@ from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.dict cimport PyDict_Next, PyDict_Size
 from cpython.ref cimport PyObject
 
+import threading
+
 import numpy as np
 
 cdef extern from "_scan.h":
@@ -57,6 +59,9 @@ STATUS_DUPLICATE = 2       # a docno twice in one topic
 STATUS_NOT_GROUPED = 3     # a run topic's lines are not contiguous
 STATUS_NO_MEMORY = 4
 STATUS_APPENDED = 5        # a table whose rows were appended to another: no longer usable
+
+# QrelsTable.finish(threads): at least this many judgments per thread checking duplicates
+CHECK_ROWS_PER_THREAD = 1 << 18
 
 cdef enum:
     RULE_DOCNO_DESC = 0
@@ -576,7 +581,9 @@ cdef struct QrelsState:
     Int64s doc_starts
     Int64s topic_of_row    # (until finished)
     Doubles relevance
-    Int64s lines           # (until finished)
+    Int64s comment_rows    # a comment line came before data row r, for each r here (in
+                           # order; so that a row's line is known without storing it)
+    int64_t* by_topic      # while finishing: grouped position -> row as read (NULL: the same)
     int64_t* topic_starts  # once finished, the rows are grouped by topic (file order
                            # within a topic): topic t has rows topic_starts[t]:[t + 1]
     int64_t* slot_starts   # an indexed table keeps the index of every topic t:
@@ -704,6 +711,9 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
             q.status, q.status_line = BAD_LINE, q.lines_seen
             return -1
         if row[starts[0]] == b'#':
+            if _push_int64(&q.comment_rows, q.relevance.size) != 0:
+                q.status, q.status_line = NO_MEMORY, q.lines_seen
+                return -1
             continue
         if n_fields != 4 or not _parse_number(row + starts[3], ends[3] - starts[3], &value) \
                 or isnan(value) or isinf(value):
@@ -719,23 +729,20 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
         if topic < 0 or _push_bytes(&q.docnos, row + starts[2], ends[2] - starts[2]) != 0 \
                 or _push_int64(&q.doc_starts, q.docnos.size) != 0 \
                 or _push_int64(&q.topic_of_row, topic) != 0 \
-                or _push_double(&q.relevance, value) != 0 or _push_int64(&q.lines, q.lines_seen) != 0:
+                or _push_double(&q.relevance, value) != 0:
             q.status, q.status_line = NO_MEMORY, q.lines_seen
             return -1
     return 0
 
 
-cdef int _qrels_group(QrelsState* q, bint indexed) noexcept nogil:
-    """Group the rows by topic (a counting sort, stable, then the rows moved into that
-    order), checking every topic for duplicate docnos (a duplicate stops with
-    DUPLICATE); if ``indexed``, keep every topic's docno index."""
+cdef int _qrels_group(QrelsState* q) noexcept nogil:
+    """Group the rows by topic: a counting sort (stable), then the rows moved into that
+    order; ``q.by_topic`` keeps where each grouped row was read (for naming a
+    duplicate's line), NULL when the rows came grouped already."""
     cdef Py_ssize_t n_topics = _strings_count(&q.topics), n_rows = q.relevance.size, t
-    cdef Py_ssize_t capacity = 0
-    cdef int64_t row, found
+    cdef int64_t row
     cdef int64_t* by_topic       # grouped position -> row as read
     cdef bint grouped_already = True
-    cdef uint64_t* scratch = NULL
-    cdef Lookup table
     q.topic_starts = <int64_t*>malloc((n_topics + 1) * 8)
     by_topic = <int64_t*>malloc((n_rows + 1) * 8)
     if q.topic_starts == NULL or by_topic == NULL:
@@ -757,33 +764,61 @@ cdef int _qrels_group(QrelsState* q, bint indexed) noexcept nogil:
         q.topic_starts[t] = q.topic_starts[t - 1]
     q.topic_starts[0] = 0
     _release_int64s(&q.topic_of_row)
-    # Move the rows first: a Lookup finds its rows at first_row + position, which holds
-    # only once the rows are grouped (checking before the move compared a topic's
-    # docnos with other topics' rows and missed duplicates in interleaved topics).
-    if not grouped_already and _move_rows(q, by_topic) != 0:
+    if grouped_already:
         free(by_topic)
+        return 0
+    # Move the rows before any check: a Lookup finds its rows at first_row + position,
+    # which holds only once the rows are grouped (checking before the move compared a
+    # topic's docnos with other topics' rows and missed duplicates in interleaved topics).
+    q.by_topic = by_topic
+    if _move_rows(q, by_topic) != 0:
         q.status = NO_MEMORY
         return -1
-    for t in range(n_topics):
+    return 0
+
+
+cdef int64_t _check_topics(QrelsState* q, Py_ssize_t first, Py_ssize_t stop) noexcept nogil:
+    """Check the (grouped) topics [first, stop) for duplicate docnos: -1 if there are
+    none, the grouped row of the first found, or -2 when out of memory. Only reads the
+    table, so ranges can be checked side by side."""
+    cdef Py_ssize_t capacity = 0, t
+    cdef int64_t found = -1
+    cdef uint64_t* scratch = NULL
+    cdef Lookup table
+    for t in range(first, stop):
         if _judgment_count(q, t) >= 0xFFFFFFFFLL:
             found = -2                  # a Lookup slot holds a position + 1 in 32 bits
         else:
             found = _scratch_index(q, t, &table, &scratch, &capacity, NULL)
         if found != -1:
-            if found == -2:
-                q.status = NO_MEMORY
-            else:                       # lines are in reading order
-                q.status, q.status_line = DUPLICATE, q.lines.data[by_topic[found]]
-            free(scratch)
-            free(by_topic)
-            return -1
+            break
     free(scratch)
-    _release_int64s(&q.lines)           # needed no more once checked
-    free(by_topic)
-    if indexed and _keep_index(q) != 0:
+    return found
+
+
+cdef int64_t _line_of_row(QrelsState* q, int64_t row) noexcept nogil:
+    """The line that row ``row`` (in reading order) was read from: the rows and the
+    comment lines before it, plus one (qrels have no blank lines)."""
+    cdef Py_ssize_t comments = 0
+    while comments < q.comment_rows.size and q.comment_rows.data[comments] <= row:
+        comments += 1
+    return row + comments + 1
+
+
+cdef void _qrels_checked(QrelsState* q, int64_t found, bint indexed) noexcept nogil:
+    """Finish a grouped table after the duplicate check (``found`` as _check_topics):
+    stop with DUPLICATE (naming the line of the second occurrence) or NO_MEMORY, or
+    keep every topic's index if ``indexed``."""
+    if found == -2:
         q.status = NO_MEMORY
-        return -1
-    return 0
+    elif found >= 0:
+        q.status, q.status_line = DUPLICATE, _line_of_row(
+            q, q.by_topic[found] if q.by_topic != NULL else found)
+    free(q.by_topic)
+    q.by_topic = NULL
+    _release_int64s(&q.comment_rows)
+    if q.status == OK and indexed and _keep_index(q) != 0:
+        q.status = NO_MEMORY
 
 
 cdef int _keep_index(QrelsState* q) noexcept nogil:
@@ -898,7 +933,8 @@ cdef class QrelsTable:
         free(self.state.doc_starts.data)
         free(self.state.topic_of_row.data)
         free(self.state.relevance.data)
-        free(self.state.lines.data)
+        free(self.state.comment_rows.data)
+        free(self.state.by_topic)
         free(self.state.topic_starts)
         free(self.state.slot_starts)
         free(self.state.slots)
@@ -953,8 +989,7 @@ cdef class QrelsTable:
                 if _push_bytes(&q.docnos, text, n) != 0 \
                         or _push_int64(&q.doc_starts, q.docnos.size) != 0 \
                         or _push_int64(&q.topic_of_row, topic) != 0 \
-                        or _push_double(&q.relevance, value) != 0 \
-                        or _push_int64(&q.lines, q.lines_seen) != 0:
+                        or _push_double(&q.relevance, value) != 0:
                     q.status = NO_MEMORY
                     return q.status
         return q.status
@@ -971,7 +1006,7 @@ cdef class QrelsTable:
         cdef QrelsState* q = &self.state
         cdef QrelsState* o = &other.state
         cdef Py_ssize_t i, n_topics = _strings_count(&o.topics)
-        cdef Py_ssize_t base_docnos = q.docnos.size, base_lines = q.lines_seen
+        cdef Py_ssize_t base_docnos = q.docnos.size, base_rows = q.relevance.size
         cdef int64_t* topic_map = <int64_t*>malloc((n_topics + 1) * 8)
         if topic_map == NULL:
             raise MemoryError()
@@ -996,7 +1031,8 @@ cdef class QrelsTable:
             if q.status == OK and (
                     _extend_int64s(&q.doc_starts, &o.doc_starts, 1, base_docnos, NULL) != 0
                     or _extend_int64s(&q.topic_of_row, &o.topic_of_row, 0, 0, topic_map) != 0
-                    or _extend_int64s(&q.lines, &o.lines, 0, base_lines, NULL) != 0):
+                    or _extend_int64s(&q.comment_rows, &o.comment_rows, 0, base_rows,
+                                      NULL) != 0):
                 q.status = NO_MEMORY
             q.lines_seen += o.lines_seen
         free(topic_map)
@@ -1004,13 +1040,57 @@ cdef class QrelsTable:
         o.status = APPENDED
         return q.status
 
-    def finish(self):
-        """Group the judgments by topic and check for duplicates; returns the status."""
+    def finish(self, int threads=1):
+        """Group the judgments by topic and check for duplicates, the topics split
+        between up to ``threads`` threads by judgments; returns the status."""
+        cdef int64_t found = -1
         if self.state.status == OK and not self.finished:
             with nogil:
-                _qrels_group(&self.state, self.indexed)
+                _qrels_group(&self.state)
+            if self.state.status == OK:
+                found = self._check_duplicates(threads)
+            with nogil:
+                _qrels_checked(&self.state, found, self.indexed)
         self.finished = True
         return self.state.status
+
+    cdef int64_t _check_duplicates(self, int threads) except? -3:
+        """_check_topics over all topics, in ranges of about equal judgments checked
+        side by side (each by a thread); the first range's finding wins, as if checked
+        in one pass."""
+        cdef QrelsState* q = &self.state
+        cdef Py_ssize_t n_topics = _strings_count(&q.topics), t = 0, part
+        cdef int64_t found
+        parts = max(1, min(threads, q.relevance.size // CHECK_ROWS_PER_THREAD))
+        if parts == 1:
+            with nogil:
+                found = _check_topics(q, 0, n_topics)
+            return found
+        bounds = [0]
+        for part in range(1, parts):
+            while t < n_topics and q.topic_starts[t] < q.relevance.size * part // parts:
+                t += 1
+            bounds.append(t)
+        bounds.append(n_topics)
+        results = [-1] * parts
+        helpers = [threading.Thread(target=self._check_range, args=(results, part,
+                                                                     bounds[part],
+                                                                     bounds[part + 1]))
+                   for part in range(1, parts)]
+        for helper in helpers:
+            helper.start()
+        try:
+            self._check_range(results, 0, bounds[0], bounds[1])
+        finally:
+            for helper in helpers:
+                helper.join()
+        return next((result for result in results if result != -1), -1)
+
+    def _check_range(self, list results, Py_ssize_t part, Py_ssize_t first, Py_ssize_t stop):
+        cdef int64_t found
+        with nogil:
+            found = _check_topics(&self.state, first, stop)
+        results[part] = found
 
     @property
     def status_line(self):

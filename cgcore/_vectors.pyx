@@ -13,7 +13,13 @@ Ranks are 1-based in the docstrings and 0-based in the loops.
 from libc.math cimport log, log2, log10, isnan, isfinite, NAN
 from libc.stdlib cimport malloc, free, qsort
 
+from libc.stdint cimport int64_t
+
 from cgcore._typedefs cimport gain_t, index_t
+
+cdef extern from "_gains.h":
+    int cg_count_whole_gains(const double* values, Py_ssize_t n, int64_t* counts,
+                             int limit) noexcept nogil
 
 import numpy as np
 
@@ -221,10 +227,39 @@ cdef Py_ssize_t _max_length(const index_t[::1] offsets) noexcept nogil:
     return longest
 
 
+cdef enum:
+    WHOLE_GAINS = 16     # gains 1 .. 15 in whole numbers are counted, not sorted
+
+
+cdef Py_ssize_t _counted_positive(const gain_t[::1] judged, Py_ssize_t start,
+                                  Py_ssize_t stop, Py_ssize_t k,
+                                  gain_t* scratch) noexcept nogil:
+    """The k largest gains > 0 of judged[start:stop], descending, into scratch[0:k],
+    by counting each value (_gains.h), when every gain > 0 is a whole number below
+    WHOLE_GAINS (graded levels and most gain tables); -1 otherwise (the caller sorts)."""
+    cdef int64_t[WHOLE_GAINS + 1] counts       # counts[WHOLE_GAINS]: gains beyond
+    cdef Py_ssize_t level, count = 0, n
+    for level in range(WHOLE_GAINS + 1):
+        counts[level] = 0
+    if stop > start and (cg_count_whole_gains(&judged[start], stop - start, counts,
+                                              WHOLE_GAINS) or counts[WHOLE_GAINS] > 0):
+        return -1
+    for level in range(WHOLE_GAINS - 1, 0, -1):
+        n = counts[level]
+        while n > 0 and count < k:
+            scratch[count] = <gain_t>level
+            count += 1
+            n -= 1
+    return count
+
+
 cdef Py_ssize_t _sorted_positive(const gain_t[::1] judged, Py_ssize_t start,
                                  Py_ssize_t stop, gain_t* scratch) noexcept nogil:
     """Copy the gains > 0 of judged[start:stop] to scratch, sorted descending."""
-    cdef Py_ssize_t j, count = 0
+    cdef Py_ssize_t j, count = _counted_positive(judged, start, stop, stop - start, scratch)
+    if count >= 0:
+        return count
+    count = 0
     for j in range(start, stop):
         if judged[j] > 0.0:
             scratch[count] = judged[j]
@@ -355,17 +390,21 @@ cdef Py_ssize_t _top_positive(const gain_t[::1] judged, Py_ssize_t start, Py_ssi
                               Py_ssize_t k, gain_t* scratch) noexcept nogil:
     """The k largest gains > 0 of judged[start:stop], descending, into scratch[0:k].
 
-    Insertion into a sorted buffer of size k: O(n) for the small k of nDCG@k;
-    a full sort when k is large.
+    Whole gains below WHOLE_GAINS are counted; other gains go by insertion into a
+    sorted buffer of size k (O(n) for the small k of nDCG@k), or a full sort when k
+    is large.
     """
-    cdef Py_ssize_t j, position, count = 0
+    cdef Py_ssize_t j, position, count = _counted_positive(judged, start, stop, k, scratch)
     cdef gain_t value
+    if count >= 0:
+        return count
+    count = 0
     if k > 64:
         count = _sorted_positive(judged, start, stop, scratch)
         return count if count < k else k
     for j in range(start, stop):
         value = judged[j]
-        if value <= 0.0 or (count == k and value <= scratch[k - 1]):
+        if not value > 0.0 or (count == k and value <= scratch[k - 1]):    # NaN too
             continue
         position = count if count < k else k - 1
         while position > 0 and scratch[position - 1] < value:

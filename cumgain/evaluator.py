@@ -233,9 +233,7 @@ def _universe(native: RankedInput, topics: list) -> tuple[_Ranked, np.ndarray]:
     absent = [topic for topic in topics if topic not in index]
     index.update((topic, len(native.run_topics) + i) for i, topic in enumerate(absent))
     universe = list(native.run_topics) + absent
-    if universe == list(native.qrels_topics):      # the usual case: judgments in run order
-        # copies, not views: a view would keep the whole qrels table (docnos and all)
-        # alive while the measures are computed
+    if universe == list(native.qrels_topics):      # judgments in run order
         qrels_offsets, qrels_levels = native.qrels_offsets.copy(), native.qrels_levels.copy()
     else:
         qrels_index = {topic: i for i, topic in enumerate(native.qrels_topics)}
@@ -245,10 +243,18 @@ def _universe(native: RankedInput, topics: list) -> tuple[_Ranked, np.ndarray]:
         qrels_levels = native.qrels_levels[qrels_rows]
     offsets = np.concatenate([native.run_offsets,
                               np.full(len(absent), native.run_offsets[-1], dtype=np.int64)])
-    ranked = _Ranked(offsets=offsets, levels=native.levels, judged=native.judged,
-                     scores=native.scores, qrels_offsets=qrels_offsets,
-                     qrels_levels=qrels_levels)
+    ranked = _as_ranked(native, offsets, qrels_offsets, qrels_levels)
     return ranked, np.fromiter(map(index.__getitem__, topics), np.int64, len(topics))
+
+
+def _as_ranked(native: RankedInput, offsets: np.ndarray, qrels_offsets: np.ndarray,
+               qrels_levels: np.ndarray) -> _Ranked:
+    """The native ranked rows with these topic offsets and judgments. The judgments must
+    be copies, not views: a view would keep the whole qrels table (docnos and all)
+    alive while the measures are computed."""
+    return _Ranked(offsets=offsets, levels=native.levels, judged=native.judged,
+                   scores=native.scores, qrels_offsets=qrels_offsets,
+                   qrels_levels=qrels_levels)
 
 
 def _judged_only(ranked: _Ranked) -> _Ranked:
@@ -312,9 +318,8 @@ class _Context:
 
     def num_relevant(self, measure: Measure) -> np.ndarray:
         ranked, level = self.ranked(measure), self.level(measure)
-        return self._cached(("R", id(ranked), level), lambda: np.bincount(
-            _topic_of_rows(ranked.qrels_offsets), weights=(ranked.qrels_levels >= level),
-            minlength=len(ranked.qrels_offsets) - 1).astype(np.float64))
+        return self._cached(("R", id(ranked), level), lambda: kernels.count_at_least(
+            ranked.qrels_levels, ranked.qrels_offsets, level))
 
     def mapping(self, measure: Measure) -> GainMapping:
         if measure.gains is None:
@@ -352,7 +357,9 @@ class _Context:
 
         def build():
             if measure.gains is None:
-                return np.where(ranked.qrels_levels >= 0, ranked.qrels_levels, 0.0)
+                levels = ranked.qrels_levels
+                return levels if len(levels) == 0 or levels.min() >= 0 else \
+                    np.where(levels >= 0, levels, 0.0)
             return np.where(ranked.qrels_levels >= 0,
                             self.mapping(measure)(ranked.qrels_levels), 0.0)
         return self._cached(("judged_gains", id(ranked), measure.gains), build)
@@ -624,20 +631,29 @@ def _ranking(qrels: Any, run: Any, *, ties: str, score_precision: str, depth: Op
         empty = tuple(t for t, n in zip(qrels.topics, judged_counts) if n == 0)
         qrels_topics_all, run_topics_all, run_tag = qrels.topics, run.topics, run.tag
 
-    qrels_topics = set(qrels_topics_all) - set(empty)
-    run_topics = set(run_topics_all)
-    run_only = tuple(sorted(run_topics - qrels_topics))
-    missing = tuple(sorted(qrels_topics - run_topics))
+    same = native is not None and native.run_topics == list(native.qrels_topics)
+    if same:        # the usual case: the same topics judged and ranked, in the same order
+        order = sorted(range(len(run_topics_all)), key=run_topics_all.__getitem__)
+        chosen, run_only, missing = [run_topics_all[i] for i in order], (), ()
+    else:
+        qrels_topics = set(qrels_topics_all) - set(empty)
+        run_topics = set(run_topics_all)
+        run_only = tuple(sorted(run_topics - qrels_topics))
+        missing = tuple(sorted(qrels_topics - run_topics))
+        chosen = sorted(qrels_topics) if topics == "qrels" else sorted(qrels_topics & run_topics)
     if topics == "strict" and (run_only or missing):
         raise InputError(
             f"topics differ: {len(run_only)} in the run only {list(run_only[:5])}, "
             f"{len(missing)} in the qrels only {list(missing[:5])} (topics='strict')")
-    chosen = sorted(qrels_topics) if topics == "qrels" else sorted(qrels_topics & run_topics)
     if warn and (run_only or missing or empty):
         warnings.warn(topics_warning(run_only, missing, empty, topics), TopicsWarning,
                       stacklevel=3)
 
-    if native is not None:
+    if same:
+        everything = _as_ranked(native, native.run_offsets, native.qrels_offsets.copy(),
+                                native.qrels_levels.copy())
+        chosen_index = np.array(order, dtype=np.int64)
+    elif native is not None:
         everything, chosen_index = _universe(native, chosen)
     else:
         everything = _rank(qrels, run, chosen, ties=ties, score_precision=score_precision,

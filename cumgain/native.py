@@ -119,16 +119,14 @@ def _feed_blocks(parser, blocks) -> bool:
 
 
 def _feed(parser, path) -> bool:
-    """Feed a whole file (plain or gzip) and finish; False if the parser stopped or the
-    file is not readable as such."""
+    """Feed a whole file (plain or gzip); False if the parser stopped or the file is
+    not readable as such."""
     source = os.fsdecode(os.fspath(path))
     with open(source, "rb") as raw:
         gzipped = raw.read(2) == GZIP_MAGIC
         raw.seek(0)
         stream = gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw
-        if not _feed_blocks(parser, _blocks(stream)):
-            return False
-    return parser.finish() == _trec.STATUS_OK
+        return _feed_blocks(parser, _blocks(stream))
 
 
 def _add_dict(parser, source: dict) -> bool:
@@ -233,7 +231,8 @@ def _feed_in_parts(make_parser, path: str, starts: list) -> Optional[list]:
 def _read_file(make_parser, path, threads: int, run: bool):
     """A finished parser (a QrelsTable, or with ``run`` a RunRanker) of a file, read in
     parts by up to ``threads`` threads and joined: qrels parts start at line starts
-    and are appended before the table is finished; run parts start at topic starts
+    and are appended before the table is finished (its duplicate check also split
+    between the threads); run parts start at topic starts
     and are each finished (their last topic ranked) before they are appended. None if
     any part stopped, or if a run topic spans two parts (an interleaved run: the
     reference reader takes it)."""
@@ -241,12 +240,13 @@ def _read_file(make_parser, path, threads: int, run: bool):
     starts = _part_starts(source, threads, topic=run) if threads > 1 else [0]
     if len(starts) == 1:
         parser = make_parser()
-        return parser if _feed(parser, source) else None
-    parts = _feed_in_parts(make_parser, source, starts)
+        parts = [parser] if _feed(parser, source) else None
+    else:
+        parts = _feed_in_parts(make_parser, source, starts)
     if parts is None or (run and any(part.finish() != _trec.STATUS_OK for part in parts)) \
             or any(parts[0].append(part) != _trec.STATUS_OK for part in parts[1:]):
         return None
-    return parts[0] if run or parts[0].finish() == _trec.STATUS_OK else None
+    return parts[0] if run or parts[0].finish(threads) == _trec.STATUS_OK else None
 
 
 def native_qrels(qrels: Any, indexed: bool = False,

@@ -84,6 +84,25 @@ def test_scalars_at_k(run_lists, judged_lists, k, rule, base, zero_ideal):
         reference.ndcg_at(values, offsets, judged, judged_offsets, divisors, k, zero_ideal))
 
 
+# Whole gains below 16 are counted (_gains.h), anything else sorted: lists that are whole
+# but for an edge value (16, a fraction, NaN, infinity, -0.0) take either path.
+whole_gains = st.lists(st.one_of(st.integers(-1, 15).map(float), st.integers(-1, 15).map(float),
+                                 st.sampled_from([0.0, -0.0, 15.0, 16.0, 17.0, 0.5, 15.5,
+                                                  1e300, math.nan, math.inf, -math.inf])),
+                       max_size=150)
+
+
+@given(st.lists(whole_gains, min_size=1, max_size=6), st.integers(1, 100),
+       st.sampled_from(RULES))
+def test_ideal_of_whole_gains_counted_equals_sorted(lists, k, rule):
+    judged, offsets = flatten(lists)
+    divisors = cgcore.discount_divisors(rule, 2.0, k)
+    np.testing.assert_array_equal(cgcore.ideal_dcg_at(judged, offsets, divisors, k),
+                                  reference.ideal_dcg_at(judged, offsets, divisors, k))
+    np.testing.assert_array_equal(cgcore.ideal_gain_vectors(judged, offsets, k),
+                                  reference.ideal_gain_vectors(judged, offsets, k))
+
+
 def test_caller_provided_output_is_filled():
     values, offsets = flatten([[1, 2], [3]])
     out = np.full((2, 3), -1.0)

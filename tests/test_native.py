@@ -246,6 +246,41 @@ def test_native_arrays_outlive_the_native_objects():
     assert not offsets.flags.writeable and not levels.flags.writeable
 
 
+judgment_lines = st.lists(st.one_of(
+    st.tuples(st.sampled_from("123456"), st.sampled_from(["a", "b", "c", "d", "e", "f"])),
+    st.just(None)), max_size=40)        # None: a comment line
+
+
+@settings(deadline=None)
+@given(judgment_lines, st.integers(1, 4), st.booleans())
+def test_duplicate_check_in_threads_names_the_first_duplicate_line(lines, threads, indexed):
+    """However many threads check the topics (each a range), a duplicate stops the
+    table with the line of the second occurrence in the first topic (order of first
+    appearance) that has one, counting comment lines; topics may be interleaved."""
+    text = "".join("# note\n" if line is None else f"{line[0]} 0 {line[1]} 1\n"
+                   for line in lines)
+    seen, first_seen, where = set(), {}, {}
+    for number, line in enumerate(lines, start=1):
+        if line is None:
+            continue
+        first_seen.setdefault(line[0], len(first_seen))
+        if line in seen:
+            where.setdefault(line[0], number)    # the topic's first duplicate line
+        seen.add(line)
+    table = _trec.QrelsTable(indexed)
+    assert table.feed(text.encode()) == _trec.STATUS_OK
+    old, _trec.CHECK_ROWS_PER_THREAD = _trec.CHECK_ROWS_PER_THREAD, 1
+    try:
+        status = table.finish(threads)
+    finally:
+        _trec.CHECK_ROWS_PER_THREAD = old
+    if not where:
+        assert status == _trec.STATUS_OK
+        return
+    topic = min(where, key=first_seen.__getitem__)
+    assert status == _trec.STATUS_DUPLICATE and table.status_line == where[topic]
+
+
 @pytest.mark.parametrize("indexed", [False, True])
 def test_qrels_tables_find_duplicates_with_or_without_a_kept_index(indexed):
     """The duplicate check names the line of the second occurrence, whichever way the
