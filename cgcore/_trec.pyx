@@ -40,6 +40,16 @@ cdef extern from "_scan.h":
     bint cg_ascii_no_nul(const char* p, Py_ssize_t n) noexcept nogil
     bint cg_equal_bytes(const char* a, const char* b, Py_ssize_t n) noexcept nogil
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__)
+    #define cg_prefetch(address) __builtin_prefetch(address)
+    #else
+    #define cg_prefetch(address) ((void)0)
+    #endif
+    """
+    void cg_prefetch(const void* address) noexcept nogil
+
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
     bint PyUnicode_IS_COMPACT_ASCII(object o)
@@ -1361,6 +1371,9 @@ cdef int _rank_entries(RunState* r, Py_ssize_t n) noexcept nogil:
     cdef int64_t row
     cdef bint judged
     cdef double level
+    if r.judgments.n_slots > 0:    # a kept index is too big for the cache: ask for
+        for i in range(n):          # the slots now, the sort gives them time to arrive
+            cg_prefetch(&r.judgments.slots[r.entries[i].hash & (r.judgments.n_slots - 1)])
     _sort_topic(r.ranked, r.entries, n, r.ties)
     keep = n if r.depth < 0 or r.depth > n else r.depth
     if _reserve_outputs(r, keep) != 0:

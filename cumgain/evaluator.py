@@ -49,6 +49,7 @@ import numpy as np
 import cgcore
 from cgcore import _measures as kernels
 from cgcore import _trec
+from cgcore._convert import topic_dicts
 from cumgain.batch import Ragged
 from cumgain.exceptions import InputError
 from cumgain.gains import GainMapping, GainSpec, gain_mapping
@@ -91,9 +92,15 @@ class Evaluation:
 
     def per_topic(self) -> dict:
         """``{topic: {measure: value}}``, pytrec_eval's shape."""
-        names = [measure.name for measure in self.measures]
-        columns = [self.values[name].tolist() for name in names]
-        rows = zip(*columns) if columns else ((),) * len(self.topics)
+        names = tuple(measure.name for measure in self.measures)
+        columns = [self.values[name] for name in names]
+        if all(column.dtype == np.float64 for column in columns):
+            stacked = np.empty((len(names), len(self.topics)))
+            for m, column in enumerate(columns):
+                stacked[m] = column
+            return topic_dicts(tuple(self.topics), names, stacked)
+        rows = zip(*(column.tolist() for column in columns)) if columns \
+            else ((),) * len(self.topics)
         return {topic: dict(zip(names, row)) for topic, row in zip(self.topics, rows)}
 
     def to_dataframe(self):
@@ -234,7 +241,7 @@ def _universe(native: RankedInput, topics: list) -> tuple[_Ranked, np.ndarray]:
     index.update((topic, len(native.run_topics) + i) for i, topic in enumerate(absent))
     universe = list(native.run_topics) + absent
     if universe == list(native.qrels_topics):      # judgments in run order
-        qrels_offsets, qrels_levels = native.qrels_offsets.copy(), native.qrels_levels.copy()
+        qrels_offsets, qrels_levels = _judgments(native)
     else:
         qrels_index = {topic: i for i, topic in enumerate(native.qrels_topics)}
         qrels_rows, qrels_offsets = _gather(
@@ -247,11 +254,18 @@ def _universe(native: RankedInput, topics: list) -> tuple[_Ranked, np.ndarray]:
     return ranked, np.fromiter(map(index.__getitem__, topics), np.int64, len(topics))
 
 
+def _judgments(native: RankedInput) -> tuple[np.ndarray, np.ndarray]:
+    """The judgments' offsets and levels as they are where their qrels table is kept
+    anyway (prepared qrels), else copies: a view would keep the whole table (docnos
+    and all) alive while the measures are computed."""
+    if native.qrels_kept:
+        return native.qrels_offsets, native.qrels_levels
+    return native.qrels_offsets.copy(), native.qrels_levels.copy()
+
+
 def _as_ranked(native: RankedInput, offsets: np.ndarray, qrels_offsets: np.ndarray,
                qrels_levels: np.ndarray) -> _Ranked:
-    """The native ranked rows with these topic offsets and judgments. The judgments must
-    be copies, not views: a view would keep the whole qrels table (docnos and all)
-    alive while the measures are computed."""
+    """The native ranked rows with these topic offsets and judgments."""
     return _Ranked(offsets=offsets, levels=native.levels, judged=native.judged,
                    scores=native.scores, qrels_offsets=qrels_offsets,
                    qrels_levels=qrels_levels)
@@ -650,8 +664,7 @@ def _ranking(qrels: Any, run: Any, *, ties: str, score_precision: str, depth: Op
                       stacklevel=3)
 
     if same:
-        everything = _as_ranked(native, native.run_offsets, native.qrels_offsets.copy(),
-                                native.qrels_levels.copy())
+        everything = _as_ranked(native, native.run_offsets, *_judgments(native))
         chosen_index = np.array(order, dtype=np.int64)
     elif native is not None:
         everything, chosen_index = _universe(native, chosen)

@@ -11,6 +11,7 @@ import pytest
 
 import cumgain
 from cumgain import InputError
+from cgcore._convert import topic_dicts
 from cumgain.evaluator import TopicsWarning, evaluate
 
 log2 = math.log2
@@ -237,3 +238,24 @@ def test_results_convert_to_a_dataframe():
     frame = ev(["P_2", "map"]).to_dataframe()
     assert list(frame.columns) == ["P_2", "map"]
     assert list(frame.index) == ["q1", "q2"]
+
+
+def test_per_topic_dicts_hold_every_value_as_a_python_float():
+    """per_topic() (built in C, cgcore._convert) is the plain comprehension over the
+    per-measure arrays, for no measures, one, and several; other dtypes take the
+    comprehension itself."""
+    qrels = {"q1": {"a": 2, "b": 0}, "q2": {"c": 1}, "q3": {"d": 1}}
+    run = {"q1": {"a": 0.5, "b": 0.9}, "q2": {"c": 0.1, "x": 0.2}, "q3": {"y": 1.0}}
+    for names in (["P_1"], ["P_1", "ndcg", "recip_rank", "num_ret"]):
+        result = evaluate(qrels, run, names, warn=False)
+        expected = {topic: {name: float(result.values[name][t]) for name in names}
+                    for t, topic in enumerate(result.topics)}
+        got = result.per_topic()
+        assert got == expected and list(got) == list(result.topics)
+        assert all(type(value) is float for row in got.values() for value in row.values())
+    result.values["num_ret"] = result.values["num_ret"].astype(np.int64)
+    assert result.per_topic()["q2"]["num_ret"] == 2 and \
+        type(result.per_topic()["q2"]["num_ret"]) is int
+    assert topic_dicts(("q1", "q2"), (), np.zeros((0, 2))) == {"q1": {}, "q2": {}}
+    with pytest.raises(ValueError, match="shape"):
+        topic_dicts(("q1",), ("P_1",), np.zeros((1, 2)))
