@@ -589,7 +589,8 @@ cdef struct QrelsState:
     Strings topics
     Bytes docnos           # docno of row r: docnos[doc_starts[r]:doc_starts[r + 1]]
     Int64s doc_starts
-    Int64s topic_of_row    # (until finished)
+    Int64s stretch_topics  # (until finished) stretch i: rows stretch_starts[i] to the next
+    Int64s stretch_starts  # stretch's start, all of topic stretch_topics[i]
     Doubles relevance
     Int64s comment_rows    # a comment line came before data row r, for each r here (in
                            # order; so that a row's line is known without storing it)
@@ -738,50 +739,83 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
             previous_topic = topic
         if topic < 0 or _push_bytes(&q.docnos, row + starts[2], ends[2] - starts[2]) != 0 \
                 or _push_int64(&q.doc_starts, q.docnos.size) != 0 \
-                or _push_int64(&q.topic_of_row, topic) != 0 \
-                or _push_double(&q.relevance, value) != 0:
+                or _note_topic(q, topic) != 0 or _push_double(&q.relevance, value) != 0:
             q.status, q.status_line = NO_MEMORY, q.lines_seen
             return -1
     return 0
 
 
+cdef inline int _note_topic(QrelsState* q, int64_t topic) noexcept nogil:
+    """Before adding a row of ``topic``: start a new stretch (rows of one topic in a
+    row) unless the last row is of the same topic; -1 when out of memory. Judgments
+    usually come a topic at a time, so a table holds a stretch per topic, not a topic
+    per row."""
+    if q.stretch_topics.size > 0 and q.stretch_topics.data[q.stretch_topics.size - 1] == topic:
+        return 0
+    if _push_int64(&q.stretch_topics, topic) != 0 \
+            or _push_int64(&q.stretch_starts, q.relevance.size) != 0:
+        return -1
+    return 0
+
+
+cdef inline int64_t _stretch_stop(QrelsState* q, Py_ssize_t stretch) noexcept nogil:
+    if stretch + 1 < q.stretch_starts.size:
+        return q.stretch_starts.data[stretch + 1]
+    return q.relevance.size
+
+
+cdef void _walk_stretches(QrelsState* q, int64_t* by_topic, bint* grouped) noexcept nogil:
+    """With ``q.topic_starts`` at each topic's first grouped position: walk the stretches
+    in reading order, each topic's position moving to its end (filling ``by_topic``,
+    grouped position -> row as read, unless NULL; ``grouped`` stays true only if every
+    stretch is already where it belongs), then put the starts back."""
+    cdef Py_ssize_t n_topics = _strings_count(&q.topics), stretch, t
+    cdef int64_t row, start
+    for stretch in range(q.stretch_topics.size):
+        t = q.stretch_topics.data[stretch]
+        start = q.stretch_starts.data[stretch]
+        grouped[0] = grouped[0] and q.topic_starts[t] == start
+        if by_topic != NULL:
+            for row in range(start, _stretch_stop(q, stretch)):
+                by_topic[q.topic_starts[t] + row - start] = row
+        q.topic_starts[t] += _stretch_stop(q, stretch) - start
+    for t in range(n_topics, 0, -1):    # each start now holds its topic's end: shift back
+        q.topic_starts[t] = q.topic_starts[t - 1]
+    q.topic_starts[0] = 0
+
+
 cdef int _qrels_group(QrelsState* q) noexcept nogil:
-    """Group the rows by topic: a counting sort (stable), then the rows moved into that
-    order; ``q.by_topic`` keeps where each grouped row was read (for naming a
-    duplicate's line), NULL when the rows came grouped already."""
-    cdef Py_ssize_t n_topics = _strings_count(&q.topics), n_rows = q.relevance.size, t
-    cdef int64_t row
-    cdef int64_t* by_topic       # grouped position -> row as read
+    """Group the rows by topic: a counting sort of the stretches (stable), then, unless
+    the rows came grouped already, the rows moved into that order, with
+    ``q.by_topic`` keeping where each grouped row was read (for naming a duplicate's
+    line)."""
+    cdef Py_ssize_t n_topics = _strings_count(&q.topics), n_rows = q.relevance.size
+    cdef Py_ssize_t t, stretch
     cdef bint grouped_already = True
     q.topic_starts = <int64_t*>malloc((n_topics + 1) * 8)
-    by_topic = <int64_t*>malloc((n_rows + 1) * 8)
-    if q.topic_starts == NULL or by_topic == NULL:
-        free(by_topic)
+    if q.topic_starts == NULL:
         q.status = NO_MEMORY
         return -1
     for t in range(n_topics + 1):
         q.topic_starts[t] = 0
-    for row in range(n_rows):
-        q.topic_starts[q.topic_of_row.data[row] + 1] += 1
+    for stretch in range(q.stretch_topics.size):
+        q.topic_starts[q.stretch_topics.data[stretch] + 1] += \
+            _stretch_stop(q, stretch) - q.stretch_starts.data[stretch]
     for t in range(n_topics):
         q.topic_starts[t + 1] += q.topic_starts[t]
-    for row in range(n_rows):           # topic_starts[t] walks to the end of topic t ...
-        t = q.topic_of_row.data[row]
-        by_topic[q.topic_starts[t]] = row
-        grouped_already = grouped_already and q.topic_starts[t] == row
-        q.topic_starts[t] += 1
-    for t in range(n_topics, 0, -1):    # ... so shift back to the starts
-        q.topic_starts[t] = q.topic_starts[t - 1]
-    q.topic_starts[0] = 0
-    _release_int64s(&q.topic_of_row)
-    if grouped_already:
-        free(by_topic)
-        return 0
+    _walk_stretches(q, NULL, &grouped_already)
+    if not grouped_already:
+        q.by_topic = <int64_t*>malloc((n_rows + 1) * 8)
+        if q.by_topic == NULL:
+            q.status = NO_MEMORY
+            return -1
+        _walk_stretches(q, q.by_topic, &grouped_already)
+    _release_int64s(&q.stretch_topics)
+    _release_int64s(&q.stretch_starts)
     # Move the rows before any check: a Lookup finds its rows at first_row + position,
     # which holds only once the rows are grouped (checking before the move compared a
     # topic's docnos with other topics' rows and missed duplicates in interleaved topics).
-    q.by_topic = by_topic
-    if _move_rows(q, by_topic) != 0:
+    if q.by_topic != NULL and _move_rows(q, q.by_topic) != 0:
         q.status = NO_MEMORY
         return -1
     return 0
@@ -941,7 +975,8 @@ cdef class QrelsTable:
         _strings_free(&self.state.topics)
         free(self.state.docnos.data)
         free(self.state.doc_starts.data)
-        free(self.state.topic_of_row.data)
+        free(self.state.stretch_topics.data)
+        free(self.state.stretch_starts.data)
         free(self.state.relevance.data)
         free(self.state.comment_rows.data)
         free(self.state.by_topic)
@@ -998,7 +1033,7 @@ cdef class QrelsTable:
                 q.lines_seen += 1
                 if _push_bytes(&q.docnos, text, n) != 0 \
                         or _push_int64(&q.doc_starts, q.docnos.size) != 0 \
-                        or _push_int64(&q.topic_of_row, topic) != 0 \
+                        or _note_topic(q, topic) != 0 \
                         or _push_double(&q.relevance, value) != 0:
                     q.status = NO_MEMORY
                     return q.status
@@ -1040,7 +1075,9 @@ cdef class QrelsTable:
             _release(<void**>&o.relevance.data, &o.relevance.size, &o.relevance.capacity)
             if q.status == OK and (
                     _extend_int64s(&q.doc_starts, &o.doc_starts, 1, base_docnos, NULL) != 0
-                    or _extend_int64s(&q.topic_of_row, &o.topic_of_row, 0, 0, topic_map) != 0
+                    or _extend_int64s(&q.stretch_topics, &o.stretch_topics, 0, 0, topic_map) != 0
+                    or _extend_int64s(&q.stretch_starts, &o.stretch_starts, 0, base_rows,
+                                      NULL) != 0
                     or _extend_int64s(&q.comment_rows, &o.comment_rows, 0, base_rows,
                                       NULL) != 0):
                 q.status = NO_MEMORY
