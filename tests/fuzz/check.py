@@ -13,7 +13,8 @@ C reader's ``add_dict`` against the reference reader's dict front-end).
 
 Input layout (so that seeds can be written by hand): byte 0 selects the policies
 (and with its top bit, that the native reader reads the files in parts of one byte
-or more, on three threads, so that any line or run topic may start a part), bytes
+or more, on three threads, so that any line or run topic may start a part, and
+checks the qrels for duplicates in up to three ranges of topics), bytes
 1-2 the length of the qrels part (little-endian), then the qrels bytes, then the run
 bytes.
 """
@@ -27,6 +28,7 @@ import warnings
 
 import numpy as np
 
+from cgcore import _trec
 from cumgain import evaluator
 from cumgain import native as native_reader
 from cumgain.evaluator import evaluate
@@ -94,13 +96,17 @@ def check_files(data: bytes) -> None:
             f.write(qrels_bytes)
         with open(run_path, "wb") as f:
             f.write(run_bytes)
-        # with threads > 1: parts of any size, and measures side by side in any batch
-        limits = native_reader.PART_BYTES, evaluator.PARALLEL_MEASURE_ROWS
-        native_reader.PART_BYTES = evaluator.PARALLEL_MEASURE_ROWS = 1
+        # with threads > 1: parts of any size, the qrels' duplicate check split at any
+        # topic, and measures side by side in any batch
+        limits = native_reader.PART_BYTES, evaluator.PARALLEL_MEASURE_ROWS, \
+            _trec.CHECK_ROWS_PER_THREAD
+        native_reader.PART_BYTES = evaluator.PARALLEL_MEASURE_ROWS = \
+            _trec.CHECK_ROWS_PER_THREAD = 1
         try:
             native = outcome(qrels_path, run_path, policies)
         finally:
-            native_reader.PART_BYTES, evaluator.PARALLEL_MEASURE_ROWS = limits
+            native_reader.PART_BYTES, evaluator.PARALLEL_MEASURE_ROWS, \
+                _trec.CHECK_ROWS_PER_THREAD = limits
         try:
             loaded = (read_qrels(qrels_path), read_run(run_path))
         except InputError as error:
