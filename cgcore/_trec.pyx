@@ -1106,7 +1106,7 @@ cdef class QrelsTable:
         side by side (each by a thread); the first range's finding wins, as if checked
         in one pass."""
         cdef QrelsState* q = &self.state
-        cdef Py_ssize_t n_topics = _strings_count(&q.topics), t = 0, part
+        cdef Py_ssize_t n_topics = _strings_count(&q.topics), t = 0, part, parts
         cdef int64_t found
         parts = max(1, min(threads, q.relevance.size // CHECK_ROWS_PER_THREAD))
         if parts == 1:
