@@ -256,10 +256,14 @@ cdef Py_ssize_t _counted_positive(const gain_t[::1] judged, Py_ssize_t start,
 cdef Py_ssize_t _sorted_positive(const gain_t[::1] judged, Py_ssize_t start,
                                  Py_ssize_t stop, gain_t* scratch) noexcept nogil:
     """Copy the gains > 0 of judged[start:stop] to scratch, sorted descending."""
-    cdef Py_ssize_t j, count = _counted_positive(judged, start, stop, stop - start, scratch)
-    if count >= 0:
-        return count
-    count = 0
+    cdef Py_ssize_t count = _counted_positive(judged, start, stop, stop - start, scratch)
+    return count if count >= 0 else _sort_positive(judged, start, stop, scratch)
+
+
+cdef Py_ssize_t _sort_positive(const gain_t[::1] judged, Py_ssize_t start,
+                               Py_ssize_t stop, gain_t* scratch) noexcept nogil:
+    """_sorted_positive by a sort (any gains)."""
+    cdef Py_ssize_t j, count = 0
     for j in range(start, stop):
         if judged[j] > 0.0:
             scratch[count] = judged[j]
@@ -400,7 +404,7 @@ cdef Py_ssize_t _top_positive(const gain_t[::1] judged, Py_ssize_t start, Py_ssi
         return count
     count = 0
     if k > 64:
-        count = _sorted_positive(judged, start, stop, scratch)
+        count = _sort_positive(judged, start, stop, scratch)
         return count if count < k else k
     for j in range(start, stop):
         value = judged[j]
