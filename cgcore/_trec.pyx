@@ -111,6 +111,11 @@ cdef struct Doubles:
     Py_ssize_t size
     Py_ssize_t capacity
 
+cdef struct UInt32s:
+    uint32_t* data
+    Py_ssize_t size
+    Py_ssize_t capacity
+
 
 cdef int _reserve(void** data, Py_ssize_t* capacity, Py_ssize_t needed,
                   Py_ssize_t item) noexcept nogil:
@@ -179,6 +184,14 @@ cdef inline int _push_double(Doubles* a, double value) noexcept nogil:
     return 0
 
 
+cdef inline int _push_uint32(UInt32s* a, uint32_t value) noexcept nogil:
+    if a.size == a.capacity and _reserve(<void**>&a.data, &a.capacity, a.size + 1, 4) != 0:
+        return -1
+    a.data[a.size] = value
+    a.size += 1
+    return 0
+
+
 cdef object _int64_array(Int64s* a):
     result = np.empty(a.size, dtype=np.int64)
     cdef int64_t[::1] view = result
@@ -189,15 +202,18 @@ cdef object _int64_array(Int64s* a):
 
 cdef class _Buffer:
     """Memory that numpy arrays use in place (np.frombuffer): a malloc'd block this
-    object owns and frees when the last array goes, or, when ``owner`` is set, a
-    read-only window on memory that the owner keeps (and that stays unchanged)."""
+    object owns and frees when the last array goes (read-only if ``readonly``), or,
+    when ``owner`` is set, a read-only window on memory that the owner keeps (and
+    that stays unchanged)."""
 
     cdef void* data
     cdef Py_ssize_t size       # bytes
     cdef object owner
+    cdef bint readonly
 
     def __getbuffer__(self, Py_buffer* view, int flags):
-        PyBuffer_FillInfo(view, self, self.data, self.size, self.owner is not None, flags)
+        PyBuffer_FillInfo(view, self, self.data, self.size,
+                          self.readonly or self.owner is not None, flags)
 
     def __releasebuffer__(self, Py_buffer* view):
         pass
@@ -218,6 +234,13 @@ cdef object _array(void* data, Py_ssize_t n, object dtype, object owner):
     buffer.data, buffer.owner = data, owner
     buffer.size = n * np.dtype(dtype).itemsize
     return np.frombuffer(buffer, dtype=dtype)
+
+
+cdef _Buffer _owning_buffer(void* data, Py_ssize_t size, bint readonly):
+    """A _Buffer that frees ``data`` (``size`` bytes) when it goes."""
+    cdef _Buffer buffer = _Buffer.__new__(_Buffer)
+    buffer.data, buffer.size, buffer.owner, buffer.readonly = data, size, None, readonly
+    return buffer
 
 
 cdef object _hand_over(void** data, Py_ssize_t* size, Py_ssize_t* capacity, object dtype):
@@ -592,6 +615,7 @@ cdef struct QrelsState:
     Int64s stretch_topics  # (until finished) stretch i: rows stretch_starts[i] to the next
     Int64s stretch_starts  # stretch's start, all of topic stretch_topics[i]
     Doubles relevance
+    UInt32s tags           # of row r: _tag32 of its docno's hash (hashed once, while read)
     Int64s comment_rows    # a comment line came before data row r, for each r here (in
                            # order; so that a row's line is known without storing it)
     int64_t* by_topic      # while finishing: grouped position -> row as read (NULL: the same)
@@ -604,9 +628,11 @@ cdef struct QrelsState:
     int64_t status_line
 
 
-# One topic's judgments index: docno -> qrels row, by open addressing. A slot holds
-# the docno hash's upper 32 bits (so that a probe rarely reads a docno that does not
-# match) and the judgment's position within the topic + 1; 0 = empty.
+# One topic's judgments index: docno -> qrels row, by open addressing. Only the
+# docno hash's upper 32 bits (its tag) are used: they choose the first slot, and a
+# slot holds them (so that a probe rarely reads a docno that does not match) and the
+# judgment's position within the topic + 1; 0 = empty. A table keeps each judgment's
+# tag, so the judgments are hashed once, as they are read.
 cdef struct Lookup:
     uint64_t* slots
     Py_ssize_t n_slots     # a power of two; 0 for a topic without judgments
@@ -616,6 +642,16 @@ cdef struct Lookup:
 cdef inline uint64_t _tag(uint64_t hash) noexcept nogil:
     """The part of a hash kept in a Lookup slot."""
     return hash & 0xFFFFFFFF00000000ULL
+
+
+cdef inline uint32_t _tag32(uint64_t hash) noexcept nogil:
+    """The tag as the table keeps it per judgment."""
+    return <uint32_t>(hash >> 32)
+
+
+cdef inline Py_ssize_t _first_slot(uint64_t hash, Py_ssize_t n_slots) noexcept nogil:
+    """Where a probe for ``hash`` starts in a Lookup of ``n_slots`` slots."""
+    return <Py_ssize_t>((hash >> 32) & <uint64_t>(n_slots - 1))
 
 
 cdef inline const char* _docno(QrelsState* q, int64_t row) noexcept nogil:
@@ -644,7 +680,7 @@ cdef inline int64_t _lookup_probe(Lookup* table, QrelsState* q, const char* docn
     with ``slot`` at the empty slot where it would go."""
     cdef uint64_t value
     cdef int64_t row
-    slot[0] = hash & (table.n_slots - 1)
+    slot[0] = _first_slot(hash, table.n_slots)
     while True:
         value = table.slots[slot[0]]
         if value == 0:
@@ -669,7 +705,8 @@ cdef int64_t _index_topic(QrelsState* q, int64_t topic, Lookup* table,
                           const int64_t* by_topic) noexcept nogil:
     """Fill a zeroed ``table`` with ``topic``'s judgments: its rows are
     ``by_topic[start:stop]``, or ``start:stop`` once grouped (``by_topic`` NULL).
-    Returns -1 if fine, or the row of a docno already in the topic."""
+    Returns -1 if fine, or the row of a docno already in the topic. Uses the kept
+    tags (the hash's upper 32 bits, all that a Lookup uses)."""
     cdef int64_t position, row
     cdef Py_ssize_t slot
     cdef uint64_t hash
@@ -677,7 +714,7 @@ cdef int64_t _index_topic(QrelsState* q, int64_t topic, Lookup* table,
         row = q.topic_starts[topic] + position
         if by_topic != NULL:
             row = by_topic[row]
-        hash = _hash(_docno(q, row), _docno_length(q, row), 0)
+        hash = <uint64_t>q.tags.data[row] << 32
         if _lookup_probe(table, q, _docno(q, row), _docno_length(q, row), hash, &slot) >= 0:
             return row
         table.slots[slot] = _tag(hash) | <uint64_t>(position + 1)
@@ -739,7 +776,8 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
             previous_topic = topic
         if topic < 0 or _push_bytes(&q.docnos, row + starts[2], ends[2] - starts[2]) != 0 \
                 or _push_int64(&q.doc_starts, q.docnos.size) != 0 \
-                or _note_topic(q, topic) != 0 or _push_double(&q.relevance, value) != 0:
+                or _push_uint32(&q.tags, _tag32(_hash(row + starts[2], ends[2] - starts[2], 0))) \
+                != 0 or _note_topic(q, topic) != 0 or _push_double(&q.relevance, value) != 0:
             q.status, q.status_line = NO_MEMORY, q.lines_seen
             return -1
     return 0
@@ -894,12 +932,20 @@ cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
     cdef Bytes docnos
     cdef Int64s doc_starts
     cdef double* relevance = NULL
+    cdef uint32_t* tags = NULL
     if _reserve(<void**>&relevance, &capacity, n_rows, 8) != 0:
         return -1
     for i in range(n_rows):
         relevance[i] = q.relevance.data[order[i]]
     free(q.relevance.data)
     q.relevance.data, q.relevance.capacity = relevance, capacity
+    capacity = 0
+    if _reserve(<void**>&tags, &capacity, n_rows, 4) != 0:
+        return -1
+    for i in range(n_rows):
+        tags[i] = q.tags.data[order[i]]
+    free(q.tags.data)
+    q.tags.data, q.tags.capacity = tags, capacity
     docnos.data, docnos.size, docnos.capacity = NULL, 0, 0
     doc_starts.data, doc_starts.size, doc_starts.capacity = NULL, 0, 0
     if _reserve(<void**>&docnos.data, &docnos.capacity, q.docnos.size, 1) != 0 \
@@ -964,6 +1010,8 @@ cdef class QrelsTable:
     cdef QrelsState state
     cdef bint finished
     cdef readonly bint indexed
+    cdef object grouped_buffers    # once grouped(): the buffers that own topic_starts and
+    cdef bint handed_over          # relevance (so those arrays outlive the table)
 
     def __cinit__(self, bint indexed=False):
         self.indexed = indexed
@@ -977,10 +1025,12 @@ cdef class QrelsTable:
         free(self.state.doc_starts.data)
         free(self.state.stretch_topics.data)
         free(self.state.stretch_starts.data)
-        free(self.state.relevance.data)
+        free(self.state.tags.data)
         free(self.state.comment_rows.data)
         free(self.state.by_topic)
-        free(self.state.topic_starts)
+        if not self.handed_over:
+            free(self.state.relevance.data)
+            free(self.state.topic_starts)
         free(self.state.slot_starts)
         free(self.state.slots)
 
@@ -1033,6 +1083,7 @@ cdef class QrelsTable:
                 q.lines_seen += 1
                 if _push_bytes(&q.docnos, text, n) != 0 \
                         or _push_int64(&q.doc_starts, q.docnos.size) != 0 \
+                        or _push_uint32(&q.tags, _tag32(_hash(text, n, 0))) != 0 \
                         or _note_topic(q, topic) != 0 \
                         or _push_double(&q.relevance, value) != 0:
                     q.status = NO_MEMORY
@@ -1073,6 +1124,10 @@ cdef class QrelsTable:
                                           o.relevance.size, 8) != 0:
                 q.status = NO_MEMORY
             _release(<void**>&o.relevance.data, &o.relevance.size, &o.relevance.capacity)
+            if q.status == OK and _extend(<void**>&q.tags.data, &q.tags.size, &q.tags.capacity,
+                                          o.tags.data, o.tags.size, 4) != 0:
+                q.status = NO_MEMORY
+            _release(<void**>&o.tags.data, &o.tags.size, &o.tags.capacity)
             if q.status == OK and (
                     _extend_int64s(&q.doc_starts, &o.doc_starts, 1, base_docnos, NULL) != 0
                     or _extend_int64s(&q.stretch_topics, &o.stretch_topics, 0, 0, topic_map) != 0
@@ -1153,13 +1208,26 @@ cdef class QrelsTable:
 
     def grouped(self):
         """(offsets, relevance): the judgments grouped by topic (topics in order of
-        first appearance), file order within a topic. Read-only views of the table's
-        own arrays (no copy), which keep the table alive."""
+        first appearance), file order within a topic. Read-only arrays on the table's
+        own memory (no copy), which the first call hands over to buffers that the
+        table and the arrays share: the arrays outlive the table, while the docnos
+        and the rest go with it."""
         if not self.finished or self.state.status != OK:
             raise ValueError("the table is not finished or has stopped")
         cdef Py_ssize_t n_topics = _strings_count(&self.state.topics)
-        return (_array(self.state.topic_starts, n_topics + 1, np.int64, self),
-                _array(self.state.relevance.data, self.state.relevance.size, np.float64, self))
+        cdef Py_ssize_t n_rows = self.state.relevance.size
+        if not self.handed_over:
+            self.grouped_buffers = (
+                _owning_buffer(self.state.topic_starts, (n_topics + 1) * 8, True),
+                _owning_buffer(self.state.relevance.data, n_rows * 8, True))
+            self.handed_over = True
+        offsets = np.frombuffer(self.grouped_buffers[0], dtype=np.int64)
+        if n_rows == 0:         # the relevance block may be NULL
+            relevance = np.zeros(0, dtype=np.float64)
+            relevance.flags.writeable = False
+        else:
+            relevance = np.frombuffer(self.grouped_buffers[1], dtype=np.float64)
+        return offsets, relevance
 
 
 # ---------------------------------------------------------------- runs
@@ -1410,7 +1478,7 @@ cdef int _rank_entries(RunState* r, Py_ssize_t n) noexcept nogil:
     cdef double level
     if r.judgments.n_slots > 0:    # a kept index is too big for the cache: ask for
         for i in range(n):          # the slots now, the sort gives them time to arrive
-            cg_prefetch(&r.judgments.slots[r.entries[i].hash & (r.judgments.n_slots - 1)])
+            cg_prefetch(&r.judgments.slots[_first_slot(r.entries[i].hash, r.judgments.n_slots)])
     _sort_topic(r.ranked, r.entries, n, r.ties)
     keep = n if r.depth < 0 or r.depth > n else r.depth
     if _reserve_outputs(r, keep) != 0:

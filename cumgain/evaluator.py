@@ -241,7 +241,7 @@ def _universe(native: RankedInput, topics: list) -> tuple[_Ranked, np.ndarray]:
     index.update((topic, len(native.run_topics) + i) for i, topic in enumerate(absent))
     universe = list(native.run_topics) + absent
     if universe == list(native.qrels_topics):      # judgments in run order
-        qrels_offsets, qrels_levels = _judgments(native)
+        qrels_offsets, qrels_levels = native.qrels_offsets, native.qrels_levels
     else:
         qrels_index = {topic: i for i, topic in enumerate(native.qrels_topics)}
         qrels_rows, qrels_offsets = _gather(
@@ -252,15 +252,6 @@ def _universe(native: RankedInput, topics: list) -> tuple[_Ranked, np.ndarray]:
                               np.full(len(absent), native.run_offsets[-1], dtype=np.int64)])
     ranked = _as_ranked(native, offsets, qrels_offsets, qrels_levels)
     return ranked, np.fromiter(map(index.__getitem__, topics), np.int64, len(topics))
-
-
-def _judgments(native: RankedInput) -> tuple[np.ndarray, np.ndarray]:
-    """The judgments' offsets and levels as they are where their qrels table is kept
-    anyway (prepared qrels), else copies: a view would keep the whole table (docnos
-    and all) alive while the measures are computed."""
-    if native.qrels_kept:
-        return native.qrels_offsets, native.qrels_levels
-    return native.qrels_offsets.copy(), native.qrels_levels.copy()
 
 
 def _as_ranked(native: RankedInput, offsets: np.ndarray, qrels_offsets: np.ndarray,
@@ -664,7 +655,8 @@ def _ranking(qrels: Any, run: Any, *, ties: str, score_precision: str, depth: Op
                       stacklevel=3)
 
     if same:
-        everything = _as_ranked(native, native.run_offsets, *_judgments(native))
+        everything = _as_ranked(native, native.run_offsets, native.qrels_offsets,
+                                native.qrels_levels)
         chosen_index = np.array(order, dtype=np.int64)
     elif native is not None:
         everything, chosen_index = _universe(native, chosen)

@@ -42,9 +42,9 @@ class RankedInput:
     scores: Optional[np.ndarray]  # as compared (after float32 rounding); kept for ties="average"
     tag: str
     qrels_topics: Sequence[str]   # in order of appearance in the qrels
-    qrels_offsets: np.ndarray     # judgments of qrels topic i (read-only)
+    qrels_offsets: np.ndarray     # judgments of qrels topic i (read-only; they do not
+                                  # keep the table's docnos alive)
     qrels_levels: np.ndarray      # (read-only)
-    qrels_kept: bool              # the qrels table outlives this (prepared qrels)
 
 
 @dataclass(frozen=True)
@@ -343,8 +343,8 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
     if duplicates != "error" or not (_is_file(run) or type(run) is dict):
         return None
     threads = auto_threads(threads)
-    kept = isinstance(qrels, (PreparedQrels, PreparedQrelsFile))
-    judgments = qrels.native if kept else native_qrels(qrels, threads=threads)
+    judgments = qrels.native if isinstance(qrels, (PreparedQrels, PreparedQrelsFile)) \
+        else native_qrels(qrels, threads=threads)
     if judgments is None:
         return None
 
@@ -362,4 +362,4 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
             return None
     run_topics, run_offsets, levels, judged, scores, tag = ranker.result()
     return RankedInput(run_topics, run_offsets, levels, judged, scores, tag,
-                       judgments.topics, judgments.offsets, judgments.levels, kept)
+                       judgments.topics, judgments.offsets, judgments.levels)

@@ -226,7 +226,7 @@ def test_dicts_native_equals_reference(data, ties, precision, depth, judged_only
 def test_native_arrays_outlive_the_native_objects():
     """The ranked columns are handed over without a copy: they stay valid (and
     writable, like any array) after the ranker is gone. The grouped judgments are
-    read-only views that keep their table alive."""
+    read-only and outlive their table."""
     ranked = read_ranked({"q": {"a": 2, "c": 1}}, {"q": {"a": 0.5, "b": 0.5, "c": 0.9}},
                          ties="docno_desc", score_precision="float64", seed=0, depth=None)
     table = _trec.QrelsTable()
@@ -243,6 +243,9 @@ def test_native_arrays_outlive_the_native_objects():
     assert ranked.levels[0] == 5.0
     # topic q's rows (x, y, then w from the file) before r's
     assert offsets.tolist() == [0, 3, 4] and levels.tolist() == [3.0, 0.0, 2.0, 1.0]
+    for column in (offsets, levels):        # shared with the table while it lives
+        with pytest.raises(ValueError):
+            column.flags.writeable = True
     assert not offsets.flags.writeable and not levels.flags.writeable
 
 
