@@ -608,14 +608,21 @@ cdef bint _exact_number(object value, double* out):
 
 # ---------------------------------------------------------------- qrels
 
+cdef struct Segment:        # the docnos of the table's rows first_row, first_row + 1, ...
+    Bytes docnos           # docno of its row r: docnos[doc_starts[r]:doc_starts[r + 1]]
+    Int64s doc_starts
+    UInt32s tags           # of its row r: _tag32 of the docno's hash (hashed once, read once)
+    int64_t first_row
+
+
 cdef struct QrelsState:
     Strings topics
-    Bytes docnos           # docno of row r: docnos[doc_starts[r]:doc_starts[r + 1]]
-    Int64s doc_starts
+    Segment* segments      # the rows' docnos: one segment per part read (an appended
+    Py_ssize_t n_segments  # table's become the next, without a copy); once finished, a
+                           # topic's rows are all in one segment
     Int64s stretch_topics  # (until finished) stretch i: rows stretch_starts[i] to the next
     Int64s stretch_starts  # stretch's start, all of topic stretch_topics[i]
     Doubles relevance
-    UInt32s tags           # of row r: _tag32 of its docno's hash (hashed once, while read)
     Int64s comment_rows    # a comment line came before data row r, for each r here (in
                            # order; so that a row's line is known without storing it)
     int64_t* by_topic      # while finishing: grouped position -> row as read (NULL: the same)
@@ -637,6 +644,7 @@ cdef struct Lookup:
     uint64_t* slots
     Py_ssize_t n_slots     # a power of two; 0 for a topic without judgments
     int64_t first_row      # the topic's row at position 0
+    Segment* segment       # the segment holding the topic's rows
 
 
 cdef inline uint64_t _tag(uint64_t hash) noexcept nogil:
@@ -654,12 +662,28 @@ cdef inline Py_ssize_t _first_slot(uint64_t hash, Py_ssize_t n_slots) noexcept n
     return <Py_ssize_t>((hash >> 32) & <uint64_t>(n_slots - 1))
 
 
-cdef inline const char* _docno(QrelsState* q, int64_t row) noexcept nogil:
-    return q.docnos.data + q.doc_starts.data[row]
+cdef inline Segment* _segment_of(QrelsState* q, int64_t row) noexcept nogil:
+    """The segment holding ``row`` (a table has a segment per part it was read in)."""
+    cdef Py_ssize_t k = q.n_segments - 1
+    while k > 0 and q.segments[k].first_row > row:
+        k -= 1
+    return &q.segments[k]
 
 
-cdef inline Py_ssize_t _docno_length(QrelsState* q, int64_t row) noexcept nogil:
-    return q.doc_starts.data[row + 1] - q.doc_starts.data[row]
+cdef inline const char* _docno(Segment* segment, int64_t row) noexcept nogil:
+    """The docno of the table's row ``row``, which ``segment`` holds."""
+    return segment.docnos.data + segment.doc_starts.data[row - segment.first_row]
+
+
+cdef inline Py_ssize_t _docno_length(Segment* segment, int64_t row) noexcept nogil:
+    cdef int64_t local = row - segment.first_row
+    return segment.doc_starts.data[local + 1] - segment.doc_starts.data[local]
+
+
+cdef inline void _point_at(QrelsState* q, int64_t topic, Lookup* table) noexcept nogil:
+    """Where ``table`` (of a finished table's topic ``topic``) finds its rows."""
+    table.first_row = q.topic_starts[topic]
+    table.segment = _segment_of(q, table.first_row)
 
 
 cdef inline Py_ssize_t _index_size(int64_t n_judgments) noexcept nogil:
@@ -687,7 +711,8 @@ cdef inline int64_t _lookup_probe(Lookup* table, QrelsState* q, const char* docn
             return -1
         if _tag(value) == _tag(hash):
             row = table.first_row + <int64_t>(value & 0xFFFFFFFFULL) - 1
-            if _docno_length(q, row) == n and _equal_bytes(_docno(q, row), docno, n):
+            if _docno_length(table.segment, row) == n and \
+                    _equal_bytes(_docno(table.segment, row), docno, n):
                 return row
         slot[0] = (slot[0] + 1) & (table.n_slots - 1)
 
@@ -701,28 +726,26 @@ cdef inline int64_t _lookup_find(Lookup* table, QrelsState* q, const char* docno
     return _lookup_probe(table, q, docno, n, hash, &slot)
 
 
-cdef int64_t _index_topic(QrelsState* q, int64_t topic, Lookup* table,
-                          const int64_t* by_topic) noexcept nogil:
-    """Fill a zeroed ``table`` with ``topic``'s judgments: its rows are
-    ``by_topic[start:stop]``, or ``start:stop`` once grouped (``by_topic`` NULL).
-    Returns -1 if fine, or the row of a docno already in the topic. Uses the kept
-    tags (the hash's upper 32 bits, all that a Lookup uses)."""
+cdef int64_t _index_topic(QrelsState* q, int64_t topic, Lookup* table) noexcept nogil:
+    """Fill a zeroed ``table`` (pointed at ``topic``, see _point_at) with the topic's
+    judgments, from their kept tags (the hash's upper 32 bits, all that a Lookup
+    uses). Returns -1 if fine, or the row of a docno already in the topic."""
     cdef int64_t position, row
     cdef Py_ssize_t slot
     cdef uint64_t hash
+    cdef Segment* segment = table.segment
     for position in range(_judgment_count(q, topic)):
-        row = q.topic_starts[topic] + position
-        if by_topic != NULL:
-            row = by_topic[row]
-        hash = <uint64_t>q.tags.data[row] << 32
-        if _lookup_probe(table, q, _docno(q, row), _docno_length(q, row), hash, &slot) >= 0:
+        row = table.first_row + position
+        hash = <uint64_t>segment.tags.data[row - segment.first_row] << 32
+        if _lookup_probe(table, q, _docno(segment, row), _docno_length(segment, row), hash,
+                         &slot) >= 0:
             return row
         table.slots[slot] = _tag(hash) | <uint64_t>(position + 1)
     return -1
 
 
 cdef int _scratch_index(QrelsState* q, int64_t topic, Lookup* table, uint64_t** slots,
-                        Py_ssize_t* capacity, const int64_t* by_topic) noexcept nogil:
+                        Py_ssize_t* capacity) noexcept nogil:
     """``table`` = a fresh index of ``topic`` in the reusable ``slots``; -2 when out of
     memory, else as _index_topic."""
     cdef Py_ssize_t n = _index_size(_judgment_count(q, topic)), i
@@ -735,8 +758,9 @@ cdef int _scratch_index(QrelsState* q, int64_t topic, Lookup* table, uint64_t** 
         capacity[0] = n
     for i in range(n):
         slots[0][i] = 0
-    table.slots, table.n_slots, table.first_row = slots[0], n, q.topic_starts[topic]
-    return _index_topic(q, topic, table, by_topic)
+    table.slots, table.n_slots = slots[0], n
+    _point_at(q, topic, table)
+    return _index_topic(q, topic, table)
 
 
 cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept nogil:
@@ -774,12 +798,20 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
         else:
             topic = _strings_add(&q.topics, row + starts[0], ends[0] - starts[0])
             previous_topic = topic
-        if topic < 0 or _push_bytes(&q.docnos, row + starts[2], ends[2] - starts[2]) != 0 \
-                or _push_int64(&q.doc_starts, q.docnos.size) != 0 \
-                or _push_uint32(&q.tags, _tag32(_hash(row + starts[2], ends[2] - starts[2], 0))) \
-                != 0 or _note_topic(q, topic) != 0 or _push_double(&q.relevance, value) != 0:
+        if topic < 0 or _push_docno(q, row + starts[2], ends[2] - starts[2]) != 0 \
+                or _note_topic(q, topic) != 0 or _push_double(&q.relevance, value) != 0:
             q.status, q.status_line = NO_MEMORY, q.lines_seen
             return -1
+    return 0
+
+
+cdef inline int _push_docno(QrelsState* q, const char* docno, Py_ssize_t n) noexcept nogil:
+    """Add the next row's docno (and its tag) to the last segment; -1 when out of memory."""
+    cdef Segment* last = &q.segments[q.n_segments - 1]
+    if _push_bytes(&last.docnos, docno, n) != 0 \
+            or _push_int64(&last.doc_starts, last.docnos.size) != 0 \
+            or _push_uint32(&last.tags, _tag32(_hash(docno, n, 0))) != 0:
+        return -1
     return 0
 
 
@@ -852,11 +884,25 @@ cdef int _qrels_group(QrelsState* q) noexcept nogil:
     _release_int64s(&q.stretch_starts)
     # Move the rows before any check: a Lookup finds its rows at first_row + position,
     # which holds only once the rows are grouped (checking before the move compared a
-    # topic's docnos with other topics' rows and missed duplicates in interleaved topics).
-    if q.by_topic != NULL and _move_rows(q, q.by_topic) != 0:
+    # topic's docnos with other topics' rows and missed duplicates in interleaved topics),
+    # and in one segment (parts read from topic starts keep every topic in one).
+    if (q.by_topic != NULL or not _topics_within_segments(q)) \
+            and _move_rows(q, q.by_topic) != 0:
         q.status = NO_MEMORY
         return -1
     return 0
+
+
+cdef bint _topics_within_segments(QrelsState* q) noexcept nogil:
+    """Whether each (grouped) topic's rows are all in one segment."""
+    cdef Py_ssize_t t
+    if q.n_segments == 1:
+        return True
+    for t in range(_strings_count(&q.topics)):
+        if q.topic_starts[t + 1] > q.topic_starts[t] and \
+                _segment_of(q, q.topic_starts[t]) != _segment_of(q, q.topic_starts[t + 1] - 1):
+            return False
+    return True
 
 
 cdef int64_t _check_topics(QrelsState* q, Py_ssize_t first, Py_ssize_t stop) noexcept nogil:
@@ -871,7 +917,7 @@ cdef int64_t _check_topics(QrelsState* q, Py_ssize_t first, Py_ssize_t stop) noe
         if _judgment_count(q, t) >= 0xFFFFFFFFLL:
             found = -2                  # a Lookup slot holds a position + 1 in 32 bits
         else:
-            found = _scratch_index(q, t, &table, &scratch, &capacity, NULL)
+            found = _scratch_index(q, t, &table, &scratch, &capacity)
         if found != -1:
             break
     free(scratch)
@@ -919,53 +965,58 @@ cdef int _keep_index(QrelsState* q) noexcept nogil:
     for t in range(n_topics):
         table.slots = q.slots + q.slot_starts[t]
         table.n_slots = q.slot_starts[t + 1] - q.slot_starts[t]
-        table.first_row = q.topic_starts[t]
-        _index_topic(q, t, &table, NULL)    # no duplicates: checked already
+        _point_at(q, t, &table)
+        _index_topic(q, t, &table)          # no duplicates: checked already
     return 0
 
 
 cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
-    """Put the rows (docnos and relevance) in ``order``, one array at a time (so the
-    peak is one array's copy); -1 when out of memory."""
-    cdef Py_ssize_t n_rows = q.relevance.size, i, n, capacity = 0
+    """Put the rows (relevance, docnos and tags) in ``order`` (NULL: as they are), the
+    docnos and tags into one segment; one array at a time (so the peak is one array's
+    copy); -1 when out of memory."""
+    cdef Py_ssize_t n_rows = q.relevance.size, i, n, capacity = 0, k, n_bytes = 0
     cdef int64_t row
-    cdef Bytes docnos
-    cdef Int64s doc_starts
     cdef double* relevance = NULL
-    cdef uint32_t* tags = NULL
-    if _reserve(<void**>&relevance, &capacity, n_rows, 8) != 0:
+    cdef Segment joined
+    cdef Segment* segment
+    if order != NULL:
+        if _reserve(<void**>&relevance, &capacity, n_rows, 8) != 0:
+            return -1
+        for i in range(n_rows):
+            relevance[i] = q.relevance.data[order[i]]
+        free(q.relevance.data)
+        q.relevance.data, q.relevance.capacity = relevance, capacity
+    memset(&joined, 0, sizeof(Segment))
+    for k in range(q.n_segments):
+        n_bytes += q.segments[k].docnos.size
+    if _reserve(<void**>&joined.tags.data, &joined.tags.capacity, n_rows, 4) != 0 \
+            or _reserve(<void**>&joined.docnos.data, &joined.docnos.capacity, n_bytes, 1) != 0 \
+            or _reserve(<void**>&joined.doc_starts.data, &joined.doc_starts.capacity, n_rows + 1,
+                        8) != 0:
+        _segment_free(&joined)
         return -1
+    joined.doc_starts.data[0] = 0
     for i in range(n_rows):
-        relevance[i] = q.relevance.data[order[i]]
-    free(q.relevance.data)
-    q.relevance.data, q.relevance.capacity = relevance, capacity
-    capacity = 0
-    if _reserve(<void**>&tags, &capacity, n_rows, 4) != 0:
-        return -1
-    for i in range(n_rows):
-        tags[i] = q.tags.data[order[i]]
-    free(q.tags.data)
-    q.tags.data, q.tags.capacity = tags, capacity
-    docnos.data, docnos.size, docnos.capacity = NULL, 0, 0
-    doc_starts.data, doc_starts.size, doc_starts.capacity = NULL, 0, 0
-    if _reserve(<void**>&docnos.data, &docnos.capacity, q.docnos.size, 1) != 0 \
-            or _reserve(<void**>&doc_starts.data, &doc_starts.capacity, n_rows + 1, 8) != 0:
-        free(docnos.data)
-        free(doc_starts.data)
-        return -1
-    doc_starts.data[0] = 0
-    for i in range(n_rows):
-        row = order[i]
-        n = _docno_length(q, row)
+        row = order[i] if order != NULL else i
+        segment = _segment_of(q, row)
+        joined.tags.data[i] = segment.tags.data[row - segment.first_row]
+        n = _docno_length(segment, row)
         if n > 0:
-            memcpy(docnos.data + docnos.size, _docno(q, row), n)
-        docnos.size += n
-        doc_starts.data[i + 1] = docnos.size
-    doc_starts.size = n_rows + 1
-    free(q.docnos.data)
-    free(q.doc_starts.data)
-    q.docnos, q.doc_starts = docnos, doc_starts
+            memcpy(joined.docnos.data + joined.docnos.size, _docno(segment, row), n)
+        joined.docnos.size += n
+        joined.doc_starts.data[i + 1] = joined.docnos.size
+    joined.tags.size, joined.doc_starts.size = n_rows, n_rows + 1
+    for k in range(q.n_segments):
+        _segment_free(&q.segments[k])
+    q.segments[0], q.n_segments = joined, 1
     return 0
+
+
+cdef void _segment_free(Segment* segment) noexcept nogil:
+    free(segment.docnos.data)
+    free(segment.doc_starts.data)
+    free(segment.tags.data)
+    memset(segment, 0, sizeof(Segment))
 
 
 cdef int _extend_int64s(Int64s* into, Int64s* more, Py_ssize_t first, int64_t shift,
@@ -1015,17 +1066,22 @@ cdef class QrelsTable:
 
     def __cinit__(self, bint indexed=False):
         self.indexed = indexed
+        self.state.segments = <Segment*>calloc(1, sizeof(Segment))
+        if self.state.segments == NULL:
+            raise MemoryError()
+        self.state.n_segments = 1
         if _strings_init(&self.state.topics) != 0 or \
-                _push_int64(&self.state.doc_starts, 0) != 0:
+                _push_int64(&self.state.segments[0].doc_starts, 0) != 0:
             raise MemoryError()
 
     def __dealloc__(self):
+        cdef Py_ssize_t k
         _strings_free(&self.state.topics)
-        free(self.state.docnos.data)
-        free(self.state.doc_starts.data)
+        for k in range(self.state.n_segments):
+            _segment_free(&self.state.segments[k])
+        free(self.state.segments)
         free(self.state.stretch_topics.data)
         free(self.state.stretch_starts.data)
-        free(self.state.tags.data)
         free(self.state.comment_rows.data)
         free(self.state.by_topic)
         if not self.handed_over:
@@ -1081,10 +1137,7 @@ cdef class QrelsTable:
                     return q.status
                 text = _utf8(<object>docno, &n)
                 q.lines_seen += 1
-                if _push_bytes(&q.docnos, text, n) != 0 \
-                        or _push_int64(&q.doc_starts, q.docnos.size) != 0 \
-                        or _push_uint32(&q.tags, _tag32(_hash(text, n, 0))) != 0 \
-                        or _note_topic(q, topic) != 0 \
+                if _push_docno(q, text, n) != 0 or _note_topic(q, topic) != 0 \
                         or _push_double(&q.relevance, value) != 0:
                     q.status = NO_MEMORY
                     return q.status
@@ -1092,20 +1145,27 @@ cdef class QrelsTable:
 
     def append(self, QrelsTable other not None):
         """Add the rows of ``other`` (the next part of the same judgments; neither table
-        finished) after this table's own, as if one table had read both parts;
-        ``other`` is left finished with status STATUS_APPENDED, no longer usable.
-        Returns the status."""
+        finished) after this table's own, as if one table had read both parts:
+        their levels are copied, their docnos taken over as they are (a segment each:
+        the next rows fed go to the last). ``other`` is left finished with status
+        STATUS_APPENDED, no longer usable. Returns the status."""
         if self.finished or other.finished or other is self:
             raise ValueError("append needs two distinct tables, neither finished")
         if self.state.status != OK or other.state.status != OK:
             raise ValueError("append needs two tables without error")
         cdef QrelsState* q = &self.state
         cdef QrelsState* o = &other.state
-        cdef Py_ssize_t i, n_topics = _strings_count(&o.topics)
-        cdef Py_ssize_t base_docnos = q.docnos.size, base_rows = q.relevance.size
+        cdef Py_ssize_t i, n_topics = _strings_count(&o.topics), k
+        cdef Py_ssize_t base_rows = q.relevance.size
         cdef int64_t* topic_map = <int64_t*>malloc((n_topics + 1) * 8)
-        if topic_map == NULL:
+        cdef Segment* segments = <Segment*>realloc(
+            q.segments, (q.n_segments + o.n_segments) * sizeof(Segment))
+        if topic_map == NULL or segments == NULL:
+            free(topic_map)
+            if segments != NULL:
+                q.segments = segments
             raise MemoryError()
+        q.segments = segments
         with nogil:
             for i in range(n_topics):
                 topic_map[i] = _strings_add(&q.topics, _strings_text(&o.topics, i),
@@ -1113,24 +1173,18 @@ cdef class QrelsTable:
                 if topic_map[i] < 0:
                     q.status = NO_MEMORY
                     break
-            # one array at a time, each of other's released once copied (a lower peak)
-            if q.status == OK and _extend(<void**>&q.docnos.data, &q.docnos.size,
-                                          &q.docnos.capacity, o.docnos.data, o.docnos.size,
-                                          1) != 0:
-                q.status = NO_MEMORY
-            _release(<void**>&o.docnos.data, &o.docnos.size, &o.docnos.capacity)
+            for k in range(o.n_segments):       # taken over: other no longer frees them
+                q.segments[q.n_segments] = o.segments[k]
+                q.segments[q.n_segments].first_row += base_rows
+                q.n_segments += 1
+                memset(&o.segments[k], 0, sizeof(Segment))
             if q.status == OK and _extend(<void**>&q.relevance.data, &q.relevance.size,
                                           &q.relevance.capacity, o.relevance.data,
                                           o.relevance.size, 8) != 0:
                 q.status = NO_MEMORY
             _release(<void**>&o.relevance.data, &o.relevance.size, &o.relevance.capacity)
-            if q.status == OK and _extend(<void**>&q.tags.data, &q.tags.size, &q.tags.capacity,
-                                          o.tags.data, o.tags.size, 4) != 0:
-                q.status = NO_MEMORY
-            _release(<void**>&o.tags.data, &o.tags.size, &o.tags.capacity)
             if q.status == OK and (
-                    _extend_int64s(&q.doc_starts, &o.doc_starts, 1, base_docnos, NULL) != 0
-                    or _extend_int64s(&q.stretch_topics, &o.stretch_topics, 0, 0, topic_map) != 0
+                    _extend_int64s(&q.stretch_topics, &o.stretch_topics, 0, 0, topic_map) != 0
                     or _extend_int64s(&q.stretch_starts, &o.stretch_starts, 0, base_rows,
                                       NULL) != 0
                     or _extend_int64s(&q.comment_rows, &o.comment_rows, 0, base_rows,
@@ -1430,8 +1484,8 @@ cdef int _use_topic(RunState* r, int64_t topic) noexcept nogil:
     elif q.slots != NULL:
         r.judgments.slots = q.slots + q.slot_starts[topic]
         r.judgments.n_slots = q.slot_starts[topic + 1] - q.slot_starts[topic]
-        r.judgments.first_row = q.topic_starts[topic]
-    elif _scratch_index(q, topic, &r.judgments, &r.scratch, &r.n_scratch, NULL) == -2:
+        _point_at(q, topic, &r.judgments)
+    elif _scratch_index(q, topic, &r.judgments, &r.scratch, &r.n_scratch) == -2:
         r.status = NO_MEMORY     # (duplicates were ruled out by the table's finish())
         return -1
     return 0

@@ -231,14 +231,14 @@ def _feed_in_parts(make_parser, path: str, starts: list) -> Optional[list]:
 
 def _read_file(make_parser, path, threads: int, run: bool):
     """A finished parser (a QrelsTable, or with ``run`` a RunRanker) of a file, read in
-    parts by up to ``threads`` threads and joined: qrels parts start at line starts
-    and are appended before the table is finished (its duplicate check also split
-    between the threads); run parts start at topic starts
-    and are each finished (their last topic ranked) before they are appended. None if
-    any part stopped, or if a run topic spans two parts (an interleaved run: the
-    reference reader takes it)."""
+    parts by up to ``threads`` threads and joined. Parts start at topic starts: qrels
+    parts are appended before the table is finished (their docnos kept where they
+    are, which needs each topic within one part, else finish() joins them; the
+    duplicate check is also split between the threads); run parts are each finished
+    (their last topic ranked) before they are appended. None if any part stopped, or
+    if a run topic spans two parts (an interleaved run: the reference reader takes it)."""
     source = os.fsdecode(os.fspath(path))
-    starts = _part_starts(source, threads, topic=run) if threads > 1 else [0]
+    starts = _part_starts(source, threads, topic=True) if threads > 1 else [0]
     if len(starts) == 1:
         parser = make_parser()
         parts = [parser] if _feed(parser, source) else None

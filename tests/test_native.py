@@ -542,6 +542,38 @@ def test_qrels_read_in_parts_find_duplicates_and_bad_lines_across_parts(tmp_path
     assert table.finish() == _trec.STATUS_DUPLICATE and table.status_line == 3
 
 
+@pytest.mark.parametrize("split_at", range(1, 9))
+def test_appended_parts_keep_their_docnos_and_a_topic_split_between_them_is_joined(split_at):
+    """An appended table's docnos stay where they were read (a segment per part); a
+    topic whose rows continue into the next part (grouped, so nothing moves) is joined
+    into one segment at finish: lookups, duplicates and levels as for one table."""
+    lines = [b"1 0 a 1\n", b"1 0 b 2\n", b"# note\n", b"1 0 c 0\n", b"2 0 a 3\n",
+             b"2 0 z 1\n", b"3 0 q 2\n", b"3 0 r 1\n", b"3 0 s 4\n"]
+    run = b"".join(b"%s Q0 %s 1 %d t\n" % (topic, doc, score)
+                   for topic in (b"1", b"2", b"3") for score, doc in enumerate(b"a b c q r s z".split()))
+
+    def ranked(table):
+        ranker = _trec.RunRanker(table, _trec.TIES_DOCNO_DESC, False, -1, 0, False)
+        assert ranker.feed(run) == _trec.STATUS_OK and ranker.finish() == _trec.STATUS_OK
+        return [column.tolist() if hasattr(column, "tolist") else column
+                for column in ranker.result()]
+
+    whole, first, second = _trec.QrelsTable(), _trec.QrelsTable(), _trec.QrelsTable()
+    whole.feed(b"".join(lines)), first.feed(b"".join(lines[:split_at]))
+    if split_at < len(lines):
+        second.feed(b"".join(lines[split_at:]))
+    assert first.append(second) == _trec.STATUS_OK
+    assert whole.finish() == first.finish() == _trec.STATUS_OK
+    assert [a.tolist() for a in first.grouped()] == [a.tolist() for a in whole.grouped()]
+    assert ranked(first) == ranked(whole)
+    duplicate = _trec.QrelsTable(), _trec.QrelsTable()      # c again, in the second part
+    duplicate[0].feed(b"".join(lines[:split_at]))
+    duplicate[1].feed(b"".join(lines[split_at:]) + b"1 0 c 2\n")
+    assert duplicate[0].append(duplicate[1]) == _trec.STATUS_OK
+    assert duplicate[0].finish() == _trec.STATUS_DUPLICATE
+    assert duplicate[0].status_line == len(lines) + 1
+
+
 @pytest.mark.parametrize("ties", ["docno_desc", "docno_asc", "input_order"])
 def test_docnos_differing_by_a_trailing_nul_stay_distinct_on_both_paths(ties):
     """numpy's fixed-width strings drop trailing NULs; the reference path must not
