@@ -291,16 +291,25 @@ def _tie_group_means(values: np.ndarray, ranked: _Ranked) -> np.ndarray:
 class _Context:
     """Caches what several measures share (relevance flags, gains, ideals)."""
 
-    def __init__(self, ranked: dict, policies: dict):
+    def __init__(self, ranked: dict, policies: dict, full_depths: dict):
         self._ranked = ranked          # judged_only flag -> _Ranked
         self.policies = policies
+        self._full_depths = full_depths  # judged_only flag -> the whole batch's _full_depth
         self._cache: dict = {}
         self._lock = threading.Lock()  # measures may be computed in threads
 
-    def ranked(self, measure: Measure) -> _Ranked:
-        judged_only = measure.judged_only if measure.judged_only is not None \
+    def _judged_only(self, measure: Measure) -> bool:
+        return measure.judged_only if measure.judged_only is not None \
             else self.policies["judged_only"]
-        return self._ranked[judged_only]
+
+    def ranked(self, measure: Measure) -> _Ranked:
+        return self._ranked[self._judged_only(measure)]
+
+    def full_depth(self, measure: Measure) -> int:
+        """The cut-off of a measure without one: the depth of the whole batch (also when
+        this context has a range of its topics, so that the values do not depend on
+        how the topics were split)."""
+        return self._full_depths[self._judged_only(measure)]
 
     def level(self, measure: Measure) -> float:
         return measure.relevance_level if measure.relevance_level is not None \
@@ -434,7 +443,7 @@ def _compute(measure: Measure, context: _Context) -> np.ndarray:
         return np.where(context.num_relevant(measure) > 0, rndcg, 0.0)
     graded_families = {"ndcg": "nDCG", "ndcg_cut": "nDCG", "dcg": "DCG", "ideal_dcg": "IDCG"}
     kind = graded_families.get(family, family)
-    k = measure.cutoff if measure.cutoff is not None else _full_depth(ranked)
+    k = measure.cutoff if measure.cutoff is not None else context.full_depth(measure)
     if kind in ("avg_pos_nCG", "avg_pos_nDCG"):
         run_batch, judged_batch = Ragged(gains, ranked.offsets), Ragged(judged, ranked.qrels_offsets)
         vectors = ncg(run_batch, judged_batch, k) if kind == "avg_pos_nCG" else \
@@ -446,6 +455,28 @@ def _compute(measure: Measure, context: _Context) -> np.ndarray:
     if kind == "IDCG":
         return cgcore.ideal_dcg_at(judged, ranked.qrels_offsets, divisors, k)
     return cgcore.ndcg_at(gains, ranked.offsets, judged, ranked.qrels_offsets, divisors, k, 0.0)
+
+
+def _topic_bounds(ranked: _Ranked, parts: int) -> list:
+    """Up to ``parts`` ranges [first, stop) of whole topics with about equal rows (ranked
+    and judged), covering every topic."""
+    n_topics = len(ranked.offsets) - 1
+    rows_before = ranked.offsets + ranked.qrels_offsets
+    cuts = np.searchsorted(rows_before, rows_before[-1] * np.arange(1, parts) / parts)
+    bounds = sorted({0, n_topics, *(int(cut) for cut in cuts if 0 < cut < n_topics)})
+    return list(zip(bounds, bounds[1:])) if n_topics else [(0, 0)]
+
+
+def _topic_range(ranked: _Ranked, first: int, stop: int) -> _Ranked:
+    """Topics [first, stop) of ``ranked``: views of its rows, new (small) offsets."""
+    rows = slice(ranked.offsets[first], ranked.offsets[stop])
+    judgments = slice(ranked.qrels_offsets[first], ranked.qrels_offsets[stop])
+    return _Ranked(offsets=ranked.offsets[first:stop + 1] - ranked.offsets[first],
+                   levels=ranked.levels[rows], judged=ranked.judged[rows],
+                   scores=None if ranked.scores is None else ranked.scores[rows],
+                   qrels_offsets=ranked.qrels_offsets[first:stop + 1]
+                   - ranked.qrels_offsets[first],
+                   qrels_levels=ranked.qrels_levels[judgments])
 
 
 def _ideal_lists(judged_gains: np.ndarray, offsets: np.ndarray):
@@ -688,7 +719,8 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     half is :func:`rank`. ``threads``: how many threads may work on one evaluation
     (None: the available cores, at most 4): plain qrels and run files are read in
     parts of at least 4 MiB, and the measures of a batch of a million ranked rows or
-    more are computed side by side; the result is the same for any number.
+    more are computed side by side, each thread for a range of topics; the result is
+    the same for any number.
 
     >>> result = evaluate({"q1": {"a": 2, "b": 0, "c": 1}},
     ...                   {"q1": {"a": 0.9, "b": 0.8, "c": 0.1}}, ["P_2", "ndcg_cut_3"])
@@ -715,18 +747,24 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
              for measure in measure_list}
     everything, chosen_index = ranking._everything, ranking._chosen_index
     ranked = {flag: _judged_only(everything) if flag else everything for flag in flags}
-    context = _Context(ranked, policies)
+    full_depths = {flag: _full_depth(variant) for flag, variant in ranked.items()}
 
-    def values_of(measure: Measure) -> np.ndarray:
-        return _compute(measure, context)[chosen_index]
+    def columns_of(first: int, stop: int) -> list:
+        """Every measure's values for the topics [first, stop)."""
+        context = _Context({flag: _topic_range(variant, first, stop)
+                            for flag, variant in ranked.items()}, policies, full_depths)
+        return [_compute(measure, context) for measure in measure_list]
 
-    workers = min(auto_threads(threads), len(measure_list)) \
-        if len(everything.levels) >= PARALLEL_MEASURE_ROWS else 1
-    if workers > 1:                     # the kernels release the GIL
-        with ThreadPoolExecutor(workers) as pool:
-            computed = list(pool.map(values_of, measure_list))
+    workers = auto_threads(threads) if len(everything.levels) >= PARALLEL_MEASURE_ROWS else 1
+    ranges = _topic_bounds(everything, workers)
+    if len(ranges) > 1:                 # the kernels release the GIL
+        with ThreadPoolExecutor(len(ranges)) as pool:
+            parts = list(pool.map(columns_of, *zip(*ranges)))
+        computed = [np.concatenate([part[i] for part in parts])[chosen_index]
+                    for i in range(len(measure_list))]
     else:
-        computed = [values_of(measure) for measure in measure_list]
+        context = _Context(ranked, policies, full_depths)
+        computed = [_compute(measure, context)[chosen_index] for measure in measure_list]
     values = {measure.name: column for measure, column in zip(measure_list, computed)}
     means = {measure.name: aggregate(measure, values[measure.name]) for measure in measure_list}
     return Evaluation(topics=ranking.topics, measures=tuple(measure_list), values=values,

@@ -592,19 +592,27 @@ def test_docnos_differing_by_a_trailing_nul_stay_distinct_on_both_paths(ties):
 
 def test_measures_computed_in_threads_equal_one_thread(tmp_path, monkeypatch):
     """From PARALLEL_MEASURE_ROWS ranked rows up, measures are computed side by side,
-    sharing the relevance flags and gains they have in common: same values."""
+    each thread for a range of topics (of about equal rows; topics of very different
+    sizes here): same values, under every policy that changes what a range holds."""
     from cumgain import evaluator
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     qrels_path.write_text("".join(f"{t} 0 d{d} {(t * d) % 4}\n" for t in range(1, 30)
-                                  for d in range(0, 40, 3)))
+                                  for d in range(0, 40 + 3 * t, 3)))
     run_path.write_text("".join(f"{t} Q0 d{d} {d} {(d * 7) % 11}.5 x\n" for t in range(1, 30)
-                                for d in range(40)))
-    one = evaluate(qrels_path, run_path, MEASURES, threads=1)
+                                for d in range(t * t % 50)))
+    linear = ["num_ret", "num_rel_ret", "P.1,3,10", "recall.5", "ndcg", "ndcg_cut.3,10",
+              "avg_pos_nCG@4"]
+    options = [(MEASURES, {}), (MEASURES, {"judged_only": True}), (MEASURES, {"depth": 5}),
+               (MEASURES, {"topics": "qrels"}), (linear, {"ties": "average"})]
+    ones = [evaluate(qrels_path, run_path, measures, threads=1, warn=False, **policy)
+            for measures, policy in options]
     monkeypatch.setattr(evaluator, "PARALLEL_MEASURE_ROWS", 1)
-    for threads in (2, 4):
-        assert_same(evaluate(qrels_path, run_path, MEASURES, threads=threads), one)
+    for threads in (2, 4, 40):
+        for (measures, policy), one in zip(options, ones):
+            assert_same(evaluate(qrels_path, run_path, measures, threads=threads, warn=False,
+                                 **policy), one)
     with pytest.raises(InputError, match="not defined under ties='average'"):
-        evaluate(qrels_path, run_path, ["P_5", "map"], ties="average", threads=2)
+        evaluate(qrels_path, run_path, ["P_5", "map"], ties="average", threads=2, warn=False)
 
 
 @given(st.binary(max_size=40), st.data())
