@@ -47,6 +47,7 @@ cdef extern from *:
     #else
     #define cg_prefetch(address) ((void)0)
     #endif
+
     """
     void cg_prefetch(const void* address) noexcept nogil
 
@@ -374,6 +375,14 @@ cdef int64_t _strings_add(Strings* s, const char* text, Py_ssize_t n) noexcept n
         slot = (slot + 1) & (s.n_slots - 1)
     s.slots[slot] = index + 1
     return index
+
+
+cdef int64_t _strings_add_new(Strings* s, const char* text, Py_ssize_t n) noexcept nogil:
+    """Intern ``text`` if it is new: its index; -1 if it was there already, -2 when out
+    of memory."""
+    cdef Py_ssize_t before = _strings_count(s)
+    cdef int64_t index = _strings_add(s, text, n)
+    return -1 if 0 <= index < before else index
 
 
 cdef list _strings_list(Strings* s):
@@ -1651,10 +1660,10 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
                                  ends[0] - starts[0]):
             if _rank_current(r) != 0:
                 return -1
-            if _strings_find(&r.topics, row + starts[0], ends[0] - starts[0]) >= 0:
+            topic = _strings_add_new(&r.topics, row + starts[0], ends[0] - starts[0])
+            if topic == -1:
                 r.status, r.status_line = NOT_GROUPED, r.lines_seen
                 return -1
-            topic = _strings_add(&r.topics, row + starts[0], ends[0] - starts[0])
             if topic < 0:
                 r.status = NO_MEMORY
                 return -1
@@ -1769,10 +1778,10 @@ cdef class RunRanker:
                 r.status = BAD_LINE
                 return r.status
             text = _utf8(<object>qid, &n)
-            if _strings_find(&r.topics, text, n) >= 0:
+            topic = _strings_add_new(&r.topics, text, n)
+            if topic == -1:
                 r.status = NOT_GROUPED
                 return r.status
-            topic = _strings_add(&r.topics, text, n)
             if topic < 0:
                 r.status = NO_MEMORY
                 return r.status
@@ -1817,14 +1826,16 @@ cdef class RunRanker:
         cdef RunState* r = &self.state
         cdef RunState* o = &other.state
         cdef Py_ssize_t i, n
+        cdef int64_t topic
         cdef const char* text
         with nogil:
             for i in range(_strings_count(&o.topics)):
                 text, n = _strings_text(&o.topics, i), _strings_length(&o.topics, i)
-                if _strings_find(&r.topics, text, n) >= 0:
+                topic = _strings_add_new(&r.topics, text, n)
+                if topic == -1:
                     r.status = NOT_GROUPED
                     break
-                if _strings_add(&r.topics, text, n) < 0:
+                if topic < 0:
                     r.status = NO_MEMORY
                     break
             if r.status == OK and (
