@@ -620,7 +620,7 @@ cdef bint _exact_number(object value, double* out):
 cdef struct Segment:        # the docnos of the table's rows first_row, first_row + 1, ...
     Bytes docnos           # docno of its row r: docnos[doc_starts[r]:doc_starts[r + 1]]
     Int64s doc_starts
-    UInt32s tags           # of its row r: _tag32 of the docno's hash (hashed once, read once)
+    UInt32s tags           # of its row r: _tag32 of the docno's hash (hashed once, as read)
     int64_t first_row
 
 
@@ -707,8 +707,8 @@ cdef inline int64_t _judgment_count(QrelsState* q, int64_t topic) noexcept nogil
     return q.topic_starts[topic + 1] - q.topic_starts[topic]
 
 
-cdef inline int64_t _lookup_probe(Lookup* table, QrelsState* q, const char* docno,
-                                  Py_ssize_t n, uint64_t hash, Py_ssize_t* slot) noexcept nogil:
+cdef inline int64_t _lookup_probe(Lookup* table, const char* docno, Py_ssize_t n,
+                                  uint64_t hash, Py_ssize_t* slot) noexcept nogil:
     """The qrels row of ``docno`` (whose _hash is ``hash``) in the table's topic, or -1
     with ``slot`` at the empty slot where it would go."""
     cdef uint64_t value
@@ -726,13 +726,13 @@ cdef inline int64_t _lookup_probe(Lookup* table, QrelsState* q, const char* docn
         slot[0] = (slot[0] + 1) & (table.n_slots - 1)
 
 
-cdef inline int64_t _lookup_find(Lookup* table, QrelsState* q, const char* docno,
-                                 Py_ssize_t n, uint64_t hash) noexcept nogil:
+cdef inline int64_t _lookup_find(Lookup* table, const char* docno, Py_ssize_t n,
+                                 uint64_t hash) noexcept nogil:
     """The qrels row of ``docno`` (whose _hash is ``hash``) in the table's topic, or -1."""
     cdef Py_ssize_t slot
     if table.n_slots == 0:
         return -1
-    return _lookup_probe(table, q, docno, n, hash, &slot)
+    return _lookup_probe(table, docno, n, hash, &slot)
 
 
 cdef int64_t _index_topic(QrelsState* q, int64_t topic, Lookup* table) noexcept nogil:
@@ -746,7 +746,7 @@ cdef int64_t _index_topic(QrelsState* q, int64_t topic, Lookup* table) noexcept 
     for position in range(_judgment_count(q, topic)):
         row = table.first_row + position
         hash = <uint64_t>segment.tags.data[row - segment.first_row] << 32
-        if _lookup_probe(table, q, _docno(segment, row), _docno_length(segment, row), hash,
+        if _lookup_probe(table, _docno(segment, row), _docno_length(segment, row), hash,
                          &slot) >= 0:
             return row
         table.slots[slot] = _tag(hash) | <uint64_t>(position + 1)
@@ -981,8 +981,8 @@ cdef int _keep_index(QrelsState* q) noexcept nogil:
 
 cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
     """Put the rows (relevance, docnos and tags) in ``order`` (NULL: as they are), the
-    docnos and tags into one segment; one array at a time (so the peak is one array's
-    copy); -1 when out of memory."""
+    docnos and tags into one segment: the levels first, then the rest (so the peak is
+    one copy of the rows, not two); -1 when out of memory."""
     cdef Py_ssize_t n_rows = q.relevance.size, i, n, capacity = 0, k, n_bytes = 0
     cdef int64_t row
     cdef double* relevance = NULL
@@ -1552,7 +1552,7 @@ cdef int _rank_entries(RunState* r, Py_ssize_t n) noexcept nogil:
     at = r.out_levels.size
     for i in range(keep):
         entry = r.ranked[i].entry
-        row = _lookup_find(&r.judgments, r.qrels, entry.docno, entry.length, entry.hash)
+        row = _lookup_find(&r.judgments, entry.docno, entry.length, entry.hash)
         level = r.qrels.relevance.data[row] if row >= 0 else 0.0
         judged = row >= 0 and level >= 0.0
         r.out_levels.data[at + i] = level if judged else 0.0
