@@ -47,7 +47,6 @@ cdef extern from *:
     #else
     #define cg_prefetch(address) ((void)0)
     #endif
-
     """
     void cg_prefetch(const void* address) noexcept nogil
 
@@ -203,18 +202,15 @@ cdef object _int64_array(Int64s* a):
 
 cdef class _Buffer:
     """Memory that numpy arrays use in place (np.frombuffer): a malloc'd block this
-    object owns and frees when the last array goes (read-only if ``readonly``), or,
-    when ``owner`` is set, a read-only window on memory that the owner keeps (and
-    that stays unchanged)."""
+    object owns and frees when the last array goes, or, when ``owner`` is set, a
+    read-only window on memory that the owner keeps (and that stays unchanged)."""
 
     cdef void* data
     cdef Py_ssize_t size       # bytes
     cdef object owner
-    cdef bint readonly
 
     def __getbuffer__(self, Py_buffer* view, int flags):
-        PyBuffer_FillInfo(view, self, self.data, self.size,
-                          self.readonly or self.owner is not None, flags)
+        PyBuffer_FillInfo(view, self, self.data, self.size, self.owner is not None, flags)
 
     def __releasebuffer__(self, Py_buffer* view):
         pass
@@ -237,10 +233,10 @@ cdef object _array(void* data, Py_ssize_t n, object dtype, object owner):
     return np.frombuffer(buffer, dtype=dtype)
 
 
-cdef _Buffer _owning_buffer(void* data, Py_ssize_t size, bint readonly):
-    """A _Buffer that frees ``data`` (``size`` bytes) when it goes."""
+cdef _Buffer _owning_buffer(void* data):
+    """A _Buffer that frees ``data`` when it goes (the owner of _array windows)."""
     cdef _Buffer buffer = _Buffer.__new__(_Buffer)
-    buffer.data, buffer.size, buffer.owner, buffer.readonly = data, size, None, readonly
+    buffer.data, buffer.size, buffer.owner = data, 0, None
     return buffer
 
 
@@ -1070,8 +1066,9 @@ cdef class QrelsTable:
     cdef QrelsState state
     cdef bint finished
     cdef readonly bint indexed
-    cdef object grouped_buffers    # once grouped(): the buffers that own topic_starts and
-    cdef bint handed_over          # relevance (so those arrays outlive the table)
+    cdef object grouped_owners     # once grouped(): the buffers that own topic_starts and
+    cdef bint handed_over          # relevance (so those arrays outlive the table; a C
+                                   # flag, as __dealloc__ must not read object fields)
 
     def __cinit__(self, bint indexed=False):
         self.indexed = indexed
@@ -1271,26 +1268,20 @@ cdef class QrelsTable:
 
     def grouped(self):
         """(offsets, relevance): the judgments grouped by topic (topics in order of
-        first appearance), file order within a topic. Read-only arrays on the table's
+        first appearance), file order within a topic. Read-only views of the table's
         own memory (no copy), which the first call hands over to buffers that the
-        table and the arrays share: the arrays outlive the table, while the docnos
-        and the rest go with it."""
+        table and the views share: the views outlive the table, while the docnos and
+        the rest go with it."""
         if not self.finished or self.state.status != OK:
             raise ValueError("the table is not finished or has stopped")
         cdef Py_ssize_t n_topics = _strings_count(&self.state.topics)
-        cdef Py_ssize_t n_rows = self.state.relevance.size
         if not self.handed_over:
-            self.grouped_buffers = (
-                _owning_buffer(self.state.topic_starts, (n_topics + 1) * 8, True),
-                _owning_buffer(self.state.relevance.data, n_rows * 8, True))
+            self.grouped_owners = (_owning_buffer(self.state.topic_starts),
+                                   _owning_buffer(self.state.relevance.data))
             self.handed_over = True
-        offsets = np.frombuffer(self.grouped_buffers[0], dtype=np.int64)
-        if n_rows == 0:         # the relevance block may be NULL
-            relevance = np.zeros(0, dtype=np.float64)
-            relevance.flags.writeable = False
-        else:
-            relevance = np.frombuffer(self.grouped_buffers[1], dtype=np.float64)
-        return offsets, relevance
+        return (_array(self.state.topic_starts, n_topics + 1, np.int64, self.grouped_owners[0]),
+                _array(self.state.relevance.data, self.state.relevance.size, np.float64,
+                       self.grouped_owners[1]))
 
 
 # ---------------------------------------------------------------- runs

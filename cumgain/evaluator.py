@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -289,14 +288,14 @@ def _tie_group_means(values: np.ndarray, ranked: _Ranked) -> np.ndarray:
 # ---------------------------------------------------------------- measures
 
 class _Context:
-    """Caches what several measures share (relevance flags, gains, ideals)."""
+    """Caches what several measures share (relevance flags, gains, ideals); used by
+    one thread (threads get a context each, for their range of topics)."""
 
     def __init__(self, ranked: dict, policies: dict, full_depths: dict):
         self._ranked = ranked          # judged_only flag -> _Ranked
         self.policies = policies
         self._full_depths = full_depths  # judged_only flag -> the whole batch's _full_depth
         self._cache: dict = {}
-        self._lock = threading.Lock()  # measures may be computed in threads
 
     def _judged_only(self, measure: Measure) -> bool:
         return measure.judged_only if measure.judged_only is not None \
@@ -316,10 +315,9 @@ class _Context:
             else self.policies["relevance_level"]
 
     def _cached(self, key, build):
-        with self._lock:               # each entry is built once, by one thread
-            if key not in self._cache:
-                self._cache[key] = build()
-            return self._cache[key]
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
 
     def relevant(self, measure: Measure) -> np.ndarray:
         ranked, level = self.ranked(measure), self.level(measure)
@@ -760,11 +758,10 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     if len(ranges) > 1:                 # the kernels release the GIL
         with ThreadPoolExecutor(len(ranges)) as pool:
             parts = list(pool.map(columns_of, *zip(*ranges)))
-        computed = [np.concatenate([part[i] for part in parts])[chosen_index]
-                    for i in range(len(measure_list))]
     else:
-        context = _Context(ranked, policies, full_depths)
-        computed = [_compute(measure, context)[chosen_index] for measure in measure_list]
+        parts = [columns_of(*ranges[0])]
+    computed = [np.concatenate([part[i] for part in parts])[chosen_index]
+                for i in range(len(measure_list))]
     values = {measure.name: column for measure, column in zip(measure_list, computed)}
     means = {measure.name: aggregate(measure, values[measure.name]) for measure in measure_list}
     return Evaluation(topics=ranking.topics, measures=tuple(measure_list), values=values,

@@ -155,10 +155,9 @@ def auto_threads(threads: Optional[int]) -> int:
     return min(available_cores(), MAX_AUTO_THREADS) if threads is None else threads
 
 
-def _next_start(raw, offset: int, topic: bool) -> Optional[int]:
-    """The file offset of the first line after the line holding ``offset``; with
-    ``topic``, of the first such line whose topic (first field) differs from the data
-    line before it. Comment lines (a first field starting with '#') and blank lines
+def _next_start(raw, offset: int) -> Optional[int]:
+    """The file offset of the first line after the line holding ``offset`` whose topic
+    (first field) differs from the data line before it. Comment lines (a first field starting with '#') and blank lines
     are passed over, as the parsers do. None if there is none within SEARCH_BYTES."""
     raw.seek(offset)
     pending, position, previous, first = b"", offset, None, True
@@ -171,8 +170,6 @@ def _next_start(raw, offset: int, topic: bool) -> Optional[int]:
         for line in lines:
             if first:               # the rest of the line holding ``offset``
                 first = False
-                if not topic:
-                    return position + len(line) + 1
             else:
                 fields = line.split(None, 1)
                 if fields and not fields[0].startswith(b"#"):
@@ -183,9 +180,9 @@ def _next_start(raw, offset: int, topic: bool) -> Optional[int]:
     return None
 
 
-def _part_starts(path: str, parts: int, topic: bool) -> list:
-    """Where each part of a plain file starts: 0, then line starts (with ``topic``, run
-    topic starts) near its k/parts points; fewer parts for a file below
+def _part_starts(path: str, parts: int) -> list:
+    """Where each part of a plain file starts: 0, then topic starts near its k/parts
+    points; fewer parts for a file below
     parts x PART_BYTES, where no start is found, and for a gzip file (one part)."""
     size = os.path.getsize(path)
     parts = max(1, min(parts, size // PART_BYTES))
@@ -194,7 +191,7 @@ def _part_starts(path: str, parts: int, topic: bool) -> list:
         if parts > 1 and raw.read(2) == GZIP_MAGIC:
             return starts
         for k in range(1, parts):
-            start = _next_start(raw, size * k // parts, topic)
+            start = _next_start(raw, size * k // parts)
             if start is not None and starts[-1] < start < size:
                 starts.append(start)
     return starts
@@ -238,7 +235,7 @@ def _read_file(make_parser, path, threads: int, run: bool):
     (their last topic ranked) before they are appended. None if any part stopped, or
     if a run topic spans two parts (an interleaved run: the reference reader takes it)."""
     source = os.fsdecode(os.fspath(path))
-    starts = _part_starts(source, threads, topic=True) if threads > 1 else [0]
+    starts = _part_starts(source, threads) if threads > 1 else [0]
     if len(starts) == 1:
         parser = make_parser()
         parts = [parser] if _feed(parser, source) else None

@@ -453,7 +453,7 @@ def test_the_parts_start_where_topics_start(tmp_path, monkeypatch):
     run_path = tmp_path / "run"
     run_path.write_text(RUN_IN_PARTS)
     monkeypatch.setattr(native, "PART_BYTES", 1)
-    starts = native._part_starts(str(run_path), 4, topic=True)
+    starts = native._part_starts(str(run_path), 4)
     text = RUN_IN_PARTS.encode()
     assert starts[0] == 0 and len(starts) >= 2 and starts == sorted(set(starts))
     for start in starts[1:]:
@@ -461,7 +461,7 @@ def test_the_parts_start_where_topics_start(tmp_path, monkeypatch):
         previous = text[:start].rstrip(b"\n").rsplit(b"\n", 1)[-1].split()[0]
         assert text[start:].split()[0] != previous
     run_path.write_text("".join(f"1 Q0 d{d} {d} 1.0 t\n" for d in range(50)))   # one topic
-    assert native._part_starts(str(run_path), 4, topic=True) == [0]
+    assert native._part_starts(str(run_path), 4) == [0]
 
 
 def test_a_topic_split_between_parts_or_a_bad_line_in_a_later_part_steps_aside(
@@ -473,14 +473,14 @@ def test_a_topic_split_between_parts_or_a_bad_line_in_a_later_part_steps_aside(
     run_path.write_text(RUN_IN_PARTS)
     options = dict(ties="docno_desc", score_precision="float64", seed=0, depth=None)
     middle_of_topic_1 = RUN_IN_PARTS.index("1 Q0 d3")
-    monkeypatch.setattr(native, "_part_starts", lambda path, parts, topic: [0, middle_of_topic_1])
+    monkeypatch.setattr(native, "_part_starts", lambda path, parts: [0, middle_of_topic_1])
     assert read_ranked(qrels_path, run_path, threads=2, **options) is None
     result = evaluate(qrels_path, run_path, ["num_ret"], threads=2, warn=False)
     assert result.values["num_ret"].tolist() == [5, 5]
     bad = RUN_IN_PARTS.replace("3 Q0 d2 2 8.5 tag3", "3 Q0 d2 2 x tag3")
     run_path.write_text(bad)
     monkeypatch.setattr(native, "_part_starts",
-                        lambda path, parts, topic: [0, bad.index("3 Q0 d0")])
+                        lambda path, parts: [0, bad.index("3 Q0 d0")])
     assert read_ranked(qrels_path, run_path, threads=2, **options) is None
     with pytest.raises(FormatError, match=r"run:13:"):
         evaluate(qrels_path, run_path, ["map"], threads=2)
