@@ -20,7 +20,14 @@ e. ``threads`` the cumgain files job (float32, ``threads=1`` so each evaluation 
                thread) twice in one process: sequentially vs in two threads at once (the
                speed-up shows how much of it releases the GIL);
                with a control: two numpy sorts of 20M floats (GIL released), the same way,
-               which shows how much parallelism the (shared) machine offered at the time.
+               which shows how much parallelism the (shared) machine offered at the time;
+f. ``runs``    one more run against qrels read beforehand (the many-runs case): only the
+               run's reading through to the means is timed; cumgain
+               (``prepare_qrels`` untimed, then ``evaluate``, float32), pytrec_eval
+               (``parse_qrel`` + ``RelevanceEvaluator`` untimed, then ``parse_run`` +
+               ``evaluate`` + means) and ir_measures (``evaluator(measures, qrels)``
+               untimed, then ``calc_aggregate(read_trec_run)``). This job reads what
+               the run-file floor reads.
 
 Every measurement is a separate ``python`` (or C) process; each is repeated ``--repeats``
 times, interleaved across tools, and the median is reported. "time" is measured inside the
@@ -41,7 +48,7 @@ Run (with a Python where cumgain and the peers are installed)::
     python benchmarks/run_peers.py --sizes M --tools cumgain,pytrec_eval --jobs files,dicts
 
 Options: ``--sizes``, ``--repeats`` (3), ``--tools`` (cumgain, pytrec_eval, ir_measures,
-ranx, naive, sklearn, floor), ``--jobs`` (files, dicts, dense, floor, threads),
+ranx, naive, sklearn, floor), ``--jobs`` (files, dicts, dense, floor, threads, runs),
 ``--skip-generate`` (use the files in ``data/`` as they are), ``--timeout`` (s per process),
 ``--json PATH`` (raw results).
 """
@@ -73,7 +80,7 @@ IRM_MEASURES = {"ndcg": "nDCG", "ndcg_cut_10": "nDCG@10", "map": "AP", "P_10": "
                 "recip_rank": "RR"}
 
 ALL_TOOLS = ("cumgain", "pytrec_eval", "ir_measures", "ranx", "naive", "sklearn", "floor")
-ALL_JOBS = ("files", "dicts", "dense", "floor", "threads")
+ALL_JOBS = ("files", "dicts", "dense", "floor", "threads", "runs")
 # job -> [(tool id, family, label)]; the first entry is the job's reference for ratios
 JOB_TOOLS = {
     "files": [("cumgain_f32", "cumgain", "cumgain float32"),
@@ -88,13 +95,16 @@ JOB_TOOLS = {
               ("sklearn", "sklearn", "scikit-learn")],
     "floor": [("split_run", "floor", "C split floor: run"),
               ("split_run_qrels", "floor", "C split floor: run+qrels")],
+    "runs": [("cumgain_run", "cumgain", "cumgain float32"),
+             ("pytrec_eval_run", "pytrec_eval", "pytrec_eval-terrier"),
+             ("ir_measures_run", "ir_measures", "ir_measures")],
     "threads": [("threads2", "cumgain", "cumgain f32, 2 threads at once"),
                 ("sequential2", "cumgain", "cumgain f32, 2x sequentially"),
                 ("control_threads2", "cumgain", "control: numpy sort, 2 threads"),
                 ("control_sequential2", "cumgain", "control: numpy sort, 2x seq.")],
 }
 JOB_LABEL = {"files": "files->means", "dicts": "loaded dicts", "dense": "dense nDCG@10",
-             "floor": "split floor", "threads": "2 evaluations"}
+             "floor": "split floor", "threads": "2 evaluations", "runs": "one more run"}
 EXIT_UNAVAILABLE = 3
 # Children may cache bytecode as a normal installation does (some sandboxes set
 # PYTHONDONTWRITEBYTECODE, which would make every fresh process recompile its imports).
@@ -327,6 +337,52 @@ def worker(job: str, tool: str, size: str, data_dir: str, dump: str | None) -> d
         out["means"] = {m: _byte_sorted_mean(result, m) for m in MEASURES}
         if dump:
             per_topic = _per_topic_arrays(result)
+
+    elif job == "runs":
+        # the qrels are read before the timed part; one run through to the means is timed
+        try:
+            if tool == "cumgain_run":
+                import cumgain
+            elif tool == "pytrec_eval_run":
+                import pytrec_eval
+            else:
+                import ir_measures
+        except Exception as exc:
+            unavailable(exc)
+        if tool == "cumgain_run":
+            qrels = cumgain.prepare_qrels(qrels_path)
+            out["rss_base_mb"] = _rss_mb()
+            start = perf()
+            result = cumgain.evaluate(qrels, run_path, list(MEASURES),
+                                      score_precision="float32", warn=False)
+            means = {m: float(result.means[m]) for m in MEASURES}
+            out["seconds"] = perf() - start
+            if dump:
+                per_topic = _cumgain_topic_values(result)
+        elif tool == "pytrec_eval_run":
+            with open(qrels_path) as f:
+                evaluator = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(f),
+                                                           PYTREC_MEASURES)
+            out["rss_base_mb"] = _rss_mb()
+            start = perf()
+            with open(run_path) as f:
+                run = pytrec_eval.parse_run(f)
+            result = evaluator.evaluate(run)
+            means = {m: pytrec_eval.compute_aggregated_measure(
+                m, [result[q][m] for q in sorted(result, key=str.encode)]) for m in MEASURES}
+            out["seconds"] = perf() - start
+            if dump:
+                per_topic = _per_topic_arrays(result)
+        else:
+            measures = [ir_measures.parse_measure(IRM_MEASURES[m]) for m in MEASURES]
+            evaluator = ir_measures.evaluator(measures, ir_measures.read_trec_qrels(qrels_path))
+            out["rss_base_mb"] = _rss_mb()
+            start = perf()
+            agg = evaluator.calc_aggregate(ir_measures.read_trec_run(run_path))
+            out["seconds"] = perf() - start
+            by_name = {str(k): float(v) for k, v in agg.items()}
+            means = {m: by_name[IRM_MEASURES[m]] for m in MEASURES}
+        out["means"] = means
 
     elif job == "dense":
         try:
@@ -596,6 +652,11 @@ def agreement(size: str, summaries: dict, dumps: dict, tie_rules: dict | None) -
     compare("cumgain.compat.pytrec_eval vs pytrec_eval (dicts)", "dicts", "cumgain_compat",
             "dicts", "pytrec_eval", True)
     compare("dicts vs files, cumgain", "dicts", "cumgain_compat", "files", "cumgain_f32", True)
+    compare("pytrec_eval vs cumgain (one more run)", "runs", "pytrec_eval_run", "runs",
+            "cumgain_run", True)
+    compare("ir_measures vs cumgain (one more run)", "runs", "ir_measures_run", "runs",
+            "cumgain_run", True)
+    compare("one more run vs files, cumgain", "runs", "cumgain_run", "files", "cumgain_f32", True)
     spread = None
     if tie_rules:
         rules = tie_rules
@@ -696,6 +757,13 @@ def print_table(size: str, info: str, summaries: dict, failures: dict, jobs: lis
         extra = (f"; {cg['seconds'] / fq['seconds']:.1f}x the floor on run+qrels" if fq else "")
         lines.append(f"cumgain float32 files->means = {cg['seconds'] / fl['seconds']:.1f}x the "
                      f"split floor on the run file (target <= 2x){extra}")
+    a, b = summaries.get(("runs", "cumgain_run")), summaries.get(("runs", "pytrec_eval_run"))
+    if a and b:
+        lines.append(f"one more run (qrels read before) vs pytrec_eval: "
+                     f"{b['seconds'] / a['seconds']:.1f}x")
+    if a and fl:
+        lines.append(f"cumgain one more run = {a['seconds'] / fl['seconds']:.1f}x the split "
+                     f"floor on the run file (the same bytes read)")
     t2, s2 = summaries.get(("threads", "threads2")), summaries.get(("threads", "sequential2"))
     if t2 and s2:
         c2 = summaries.get(("threads", "control_threads2"))
@@ -802,7 +870,7 @@ def main(argv=None) -> None:
                         failures[key] = f"not available: {floor_why}"
                         continue
                     dump = None
-                    if rep == 0 and job in ("files", "dicts"):
+                    if rep == 0 and job in ("files", "dicts", "runs"):
                         dump = str(dump_dir / f"{size}_{job}_{tool}.pkl")
                         dumps[key] = dump
                     r = measure(job, tool, size, floor_binary, args.timeout, dump)

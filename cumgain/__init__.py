@@ -7,7 +7,8 @@ The vector API of Jarvelin & Kekalainen (2002): :func:`cg`, :func:`dcg`,
 
 The evaluator, :func:`evaluate`, computes trec_eval's measures and the J&K family
 for TREC files, dicts or DataFrames, exactly as trec_eval and pytrec_eval do;
-:func:`rank` gives the ranked relevance levels behind it.
+:func:`rank` gives the ranked relevance levels behind it; :func:`prepare_qrels` reads
+judgments once for evaluating many runs against them.
 
 Submodules imported on demand: :mod:`cumgain.stats` and :mod:`cumgain.report`
 (significance tests, the paper's Table 2), :mod:`cumgain.curves` and
@@ -17,6 +18,7 @@ from cumgain.batch import Ragged
 from cumgain.evaluator import Evaluation, Ranking, TopicsWarning, evaluate, rank
 from cumgain.exceptions import CumgainError, FormatError, InputError
 from cumgain.gains import GainMapping, gain_mapping, map_gains
+from cumgain.native import prepare_qrels
 from cumgain.vectors import (
     avg_norm_vect,
     avg_pos,
@@ -62,5 +64,6 @@ __all__ = [
     "ndcg",
     "ndcg_at",
     "norm_vect",
+    "prepare_qrels",
     "rank",
 ]

@@ -318,13 +318,12 @@ def rank_runs(qrels: Any, runs: Mapping[str, Any], *, topics: str = "both",
     gives every run the qrels' topics).
     """
     from cumgain.evaluator import rank
-    from cumgain.trec_io import load_qrels
+    from cumgain.native import prepare_qrels
 
     if not isinstance(runs, Mapping):
         raise InputError(f"runs must map run names to runs, got {type(runs).__name__}")
     _check_run_names(list(runs))
-    if isinstance(qrels, str) and qrels == "-":
-        qrels = load_qrels(qrels)          # standard input can be read only once
+    qrels = prepare_qrels(qrels, duplicates=duplicates)  # read once (standard input can only be)
     rankings = {name: rank(qrels, run, ties=ties, score_precision=score_precision,
                            topics=topics, duplicates=duplicates, seed=seed, warn=warn)
                 for name, run in runs.items()}

@@ -53,7 +53,7 @@ from cumgain.batch import Ragged
 from cumgain.exceptions import InputError
 from cumgain.gains import GainMapping, GainSpec, gain_mapping
 from cumgain.measures import Measure, parse_measures
-from cumgain.native import RankedInput, auto_threads, read_ranked
+from cumgain.native import RankedInput, auto_threads, check_threads, read_ranked
 from cumgain.trec_io import Qrels, Run, load_qrels, load_run
 from cumgain.vectors import discount_divisors, ncg, ndcg
 
@@ -593,12 +593,6 @@ def _check_depth(depth: Any) -> None:
         raise InputError(f"depth must be a positive integer or None, got {depth!r}")
 
 
-def _check_threads(threads: Any) -> None:
-    if threads is not None and (isinstance(threads, bool)
-                                or not isinstance(threads, (int, np.integer)) or threads < 1):
-        raise InputError(f"threads must be a positive integer or None, got {threads!r}")
-
-
 def _resolve_seed(seed: Any) -> int:
     if seed is None:
         seed = int(np.random.SeedSequence().entropy) & (2 ** 64 - 1)
@@ -650,7 +644,7 @@ def _ranking(qrels: Any, run: Any, *, ties: str, score_precision: str, depth: Op
     _check_choice(score_precision, SCORE_PRECISIONS, "score_precision")
     _check_choice(topics, TOPIC_POLICIES, "topics")
     _check_depth(depth)
-    _check_threads(threads)
+    check_threads(threads)
     seed = _resolve_seed(seed)
     native = read_ranked(qrels, run, ties=ties, score_precision=score_precision, seed=seed,
                          depth=depth, duplicates=duplicates, threads=threads)
@@ -712,7 +706,8 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
 
     ``qrels`` / ``run``: TREC file paths (plain or gzip), ``{qid: {docid: value}}``
     dicts, pandas DataFrames, or loaded :class:`~cumgain.trec_io.Qrels` /
-    :class:`~cumgain.trec_io.Run`. ``measures``: names in any supported spelling
+    :class:`~cumgain.trec_io.Run`; ``qrels`` also judgments read once for many runs by
+    :func:`~cumgain.prepare_qrels`. ``measures``: names in any supported spelling
     (see :mod:`cumgain.measures`). Policies: see the module docstring. The ranking
     half is :func:`rank`. ``threads``: how many threads may work on one evaluation
     (None: the available cores, at most 4): plain qrels and run files are read in

@@ -9,8 +9,9 @@ cannot take the input (standard input, a run whose topics are not contiguous, th
 the pure-Python reference reader (:mod:`cumgain.trec_io`), which handles those
 inputs and words every error with file, line and text.
 
-:class:`PreparedQrels` is a qrels dict whose native table is built once, for
-evaluating many runs against the same judgments (the pytrec_eval drop-in).
+:func:`prepare_qrels` reads judgments once, for evaluating many runs against them:
+a :class:`PreparedQrelsFile` for a qrels file, a :class:`PreparedQrels` for a dict
+(also what the pytrec_eval drop-in uses).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from typing import Any, Optional
 import numpy as np
 
 from cgcore import _trec
+from cumgain.exceptions import InputError
 
 TIE_CODES = {"docno_desc": _trec.TIES_DOCNO_DESC, "average": _trec.TIES_DOCNO_DESC,
              "docno_asc": _trec.TIES_DOCNO_ASC, "input_order": _trec.TIES_INPUT_ORDER,
@@ -148,6 +150,12 @@ def available_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:      # not on Linux
         return os.cpu_count() or 1
+
+
+def check_threads(threads: Any) -> None:
+    if threads is not None and (isinstance(threads, bool)
+                                or not isinstance(threads, (int, np.integer)) or threads < 1):
+        raise InputError(f"threads must be a positive integer or None, got {threads!r}")
 
 
 def auto_threads(threads: Optional[int]) -> int:
@@ -298,11 +306,12 @@ class PreparedQrels(dict):
 
 class PreparedQrelsFile(os.PathLike):
     """A qrels file read once by the native reader, for evaluating several runs
-    against it (the command line's evaluate, compare and trec_eval): each evaluation
-    skips reading the judgments again. It is an ``os.PathLike`` of the file, so
-    where an evaluation needs the reference reader (an interleaved run, say), that
-    reader reads the file itself. ``source`` and ``relevance`` (every judgment's
-    level, grouped by topic) are those of :class:`cumgain.trec_io.Qrels`."""
+    against it (:func:`prepare_qrels`; the command line's evaluate, compare and
+    trec_eval): each evaluation skips reading the judgments again. It is an
+    ``os.PathLike`` of the file, so where an evaluation needs the reference reader (an
+    interleaved run, say), that reader reads the file itself. ``source`` and
+    ``relevance`` (every judgment's level, grouped by topic) are those of
+    :class:`cumgain.trec_io.Qrels`; ``topics`` in order of first appearance."""
 
     def __init__(self, native: NativeQrels, path: str):
         self.native = native
@@ -311,22 +320,49 @@ class PreparedQrelsFile(os.PathLike):
     def __fspath__(self) -> str:
         return self.source
 
+    def __repr__(self) -> str:
+        return (f"PreparedQrelsFile({self.source!r}: {len(self.native.topics)} topics, "
+                f"{len(self.native.levels)} judgments)")
+
+    def __reduce__(self):           # another process reads the file again
+        return prepare_qrels, (self.source,)
+
+    @property
+    def topics(self) -> tuple:
+        return self.native.topics
+
     @property
     def relevance(self) -> np.ndarray:
         return self.native.levels
 
 
-def prepare_qrels(qrels: Any, threads: Optional[int] = None):
-    """Judgments to evaluate several runs against, read once: a plain or gzip qrels
-    file the native reader takes becomes a :class:`PreparedQrelsFile`; anything else
-    (standard input, a DataFrame, a file with an error) is loaded by the reference
-    reader, :func:`cumgain.trec_io.load_qrels`, which raises the error if any."""
-    from cumgain.trec_io import load_qrels
-    if _is_file(qrels):
+def prepare_qrels(qrels: Any, *, duplicates: str = "error", threads: Optional[int] = None):
+    """Judgments read once, to evaluate many runs against: pass the result to
+    :func:`cumgain.evaluate`, :func:`cumgain.rank` or the curves in place of ``qrels``
+    (as pytrec_eval's ``RelevanceEvaluator`` and ir_measures' ``evaluator`` read their
+    qrels once). Each evaluation then reads and ranks only its run; the numbers are
+    those of the unprepared qrels.
+
+    A plain or gzip qrels file the native reader takes becomes a
+    :class:`PreparedQrelsFile` (read in parts by up to ``threads`` threads; None: the
+    available cores, at most MAX_AUTO_THREADS); a ``{qid: {docid: level}}`` dict a
+    :class:`PreparedQrels`; anything else (standard input, a DataFrame, a file with
+    duplicate judgments and ``duplicates="first"``) is loaded by the reference reader,
+    :func:`cumgain.trec_io.load_qrels`, which raises the error if any (naming file and
+    line). Prepared qrels are returned as they are. Keep a prepared file (and a
+    prepared dict) unchanged while in use: a run the native reader does not take is
+    evaluated by the reference reader, which reads them again."""
+    from cumgain.trec_io import Qrels, load_qrels
+    check_threads(threads)
+    if isinstance(qrels, (PreparedQrels, PreparedQrelsFile, Qrels)):
+        return qrels
+    if duplicates == "error" and _is_file(qrels):
         judgments = native_qrels(qrels, threads=threads)
         if judgments is not None:
             return PreparedQrelsFile(judgments, os.fsdecode(os.fspath(qrels)))
-    return load_qrels(qrels)
+    if duplicates == "error" and type(qrels) is dict:
+        return PreparedQrels(qrels)
+    return load_qrels(qrels, duplicates=duplicates)
 
 
 def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,

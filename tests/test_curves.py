@@ -199,6 +199,23 @@ def test_compute_from_trec_files_equals_compute_from_dicts(tmp_path):
     np.testing.assert_array_equal(from_files.ideal, from_dicts.ideal)
 
 
+def test_the_qrels_file_is_read_once_for_every_run(tmp_path, monkeypatch):
+    from cumgain import native
+    collection = demo_collection()
+    paths = collection.write_trec(tmp_path)
+    reads = []
+    real = native.native_qrels
+    monkeypatch.setattr(native, "native_qrels", lambda *a, **k: reads.append(a) or real(*a, **k))
+    runs = {"good": paths["good"], "poor": paths["poor"]}
+    computed = curves.compute(paths["qrels"], runs, "nDCG", depth=50)
+    assert len(reads) == 1
+    for run in runs:
+        np.testing.assert_array_equal(
+            computed.runs[run],
+            curves.compute(collection.qrels, {run: collection.runs[run]}, "nDCG",
+                           depth=50).runs[run])
+
+
 def test_unjudged_and_negative_levels_gain_nothing():
     qrels = {"q": {"a": 2, "b": -1, "c": 1}}
     run = {"q": {"a": 0.9, "b": 0.8, "x": 0.7, "c": 0.6}}     # x is not judged

@@ -650,6 +650,66 @@ def test_a_qrels_file_prepared_once_serves_every_run(tmp_path):
         native.prepare_qrels(qrels_path)
 
 
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(collections(), st.sampled_from(["docno_desc", "docno_asc", "input_order", "random"]),
+       st.sampled_from(["float64", "float32"]), st.sampled_from([None, 2]), st.booleans(),
+       st.sampled_from(["both", "qrels"]))
+def test_prepared_qrels_file_evaluates_as_the_file(tmp_path, data, ties, precision, depth,
+                                                    judged_only, which):
+    """cumgain.prepare_qrels: the same evaluation as from the path, run after run."""
+    import cumgain
+    qrels_lines, run_lines = data
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    qrels_path.write_text("\n".join(qrels_lines) + "\n")
+    run_path.write_text("\n".join(run_lines) + "\n")
+    prepared = cumgain.prepare_qrels(qrels_path, threads=2)
+    assert isinstance(prepared, native.PreparedQrelsFile)
+    options = dict(ties=ties, score_precision=precision, seed=3, depth=depth,
+                   judged_only=judged_only, topics=which)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TopicsWarning)
+        expected = evaluate(qrels_path, run_path, MEASURES, **options)
+        for _ in range(2):
+            assert_same(evaluate(prepared, run_path, MEASURES, **options), expected)
+        assert_same(evaluate(prepared, load_run(run_path), MEASURES, **options), expected)
+
+
+def test_prepare_qrels_takes_what_evaluate_takes(tmp_path):
+    """Files and dicts are read natively once; what the native reader does not take
+    goes to the reference reader (with its error, naming file and line); prepared
+    qrels come back as they are and pickle (a file is read again on unpickling)."""
+    import cumgain
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    qrels_path.write_text("1 0 a 1\n1 0 b 2\n2 0 c 1\n")
+    run_path.write_text("1 Q0 b 1 2.0 t\n1 Q0 a 2 1.0 t\n2 Q0 x 1 1.0 t\n")
+    prepared = cumgain.prepare_qrels(qrels_path)
+    assert prepared.topics == ("1", "2") and prepared.relevance.tolist() == [1.0, 2.0, 1.0]
+    assert cumgain.prepare_qrels(prepared) is prepared
+    assert repr(prepared) == f"PreparedQrelsFile({str(qrels_path)!r}: 2 topics, 3 judgments)"
+    copy = pickle.loads(pickle.dumps(prepared))
+    assert isinstance(copy, native.PreparedQrelsFile) and copy.source == prepared.source
+    assert_same(evaluate(copy, run_path, MEASURES), evaluate(qrels_path, run_path, MEASURES))
+    np.testing.assert_array_equal(cumgain.rank(prepared, run_path).levels[0],
+                                  cumgain.rank(qrels_path, run_path).levels[0])
+
+    judgments = {"1": {"a": 1, "b": 2}, "2": {"c": 1}}
+    prepared_dict = cumgain.prepare_qrels(judgments)
+    assert type(prepared_dict) is PreparedQrels and prepared_dict.native is not None
+    assert_same(evaluate(prepared_dict, run_path, MEASURES), evaluate(judgments, run_path, MEASURES))
+
+    qrels_path.write_text("1 0 a 1\n1 0 a 2\n2 0 c 1\n")       # a duplicate judgment
+    with pytest.raises(FormatError, match=r"qrels:2:"):
+        cumgain.prepare_qrels(qrels_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = cumgain.prepare_qrels(qrels_path, duplicates="first")
+        assert_same(evaluate(first, run_path, MEASURES, duplicates="first"),
+                    evaluate(qrels_path, run_path, MEASURES, duplicates="first"))
+    for bad in ({"threads": 0}, {"threads": True}, {"duplicates": "last"}):
+        with pytest.raises(InputError):
+            cumgain.prepare_qrels(qrels_path, **bad)
+
+
 class _Trickle:
     """A binary stream that gives at most 8 KiB per read, as a slow pipe or gzip may."""
 
