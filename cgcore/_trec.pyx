@@ -355,6 +355,22 @@ cdef int64_t _strings_find(Strings* s, const char* text, Py_ssize_t n) noexcept 
     return -1
 
 
+cdef inline bint _strings_equal(Strings* s, int64_t index, const char* text,
+                                Py_ssize_t n) noexcept nogil:
+    """Whether string ``index`` (which must exist) is ``text``."""
+    return _strings_length(s, index) == n and _equal_bytes(_strings_text(s, index), text, n)
+
+
+cdef inline int64_t _strings_find_after(Strings* s, int64_t previous, const char* text,
+                                        Py_ssize_t n) noexcept nogil:
+    """The index of ``text``, or -1; tried first as the string after ``previous`` (a
+    run usually lists its topics in the qrels' order), so that the usual lookup
+    compares bytes next to the last ones compared instead of hashing."""
+    if 0 <= previous + 1 < _strings_count(s) and _strings_equal(s, previous + 1, text, n):
+        return previous + 1
+    return _strings_find(s, text, n)
+
+
 cdef int64_t _strings_add(Strings* s, const char* text, Py_ssize_t n) noexcept nogil:
     """The index of ``text``, interning it if new; -2 when out of memory."""
     cdef int64_t index = _strings_find(s, text, n)
@@ -540,16 +556,20 @@ cdef inline bint _fast_decimal(const char* s, Py_ssize_t n, double* value) noexc
     return True
 
 
-cdef bint _parse_number(const char* s, Py_ssize_t n, double* value) noexcept nogil:
+cdef inline bint _parse_number(const char* s, Py_ssize_t n, double* value) noexcept nogil:
     """The grammar of cumgain.trec_io: [sign] (digits[.digits*] | .digits) [e[sign]digits],
-    or inf / infinity in any case; the value is strtod's."""
+    or inf / infinity in any case; the value is strtod's. The usual short decimal is
+    read here, in the caller's loop; the rest by _parse_general."""
+    return _fast_decimal(s, n, value) or _parse_general(s, n, value)
+
+
+cdef bint _parse_general(const char* s, Py_ssize_t n, double* value) noexcept nogil:
+    """_parse_number for any field (the grammar checked, the value from strtod)."""
     cdef Py_ssize_t i = 0, digits = 0
     cdef char local[128]
     cdef char* copy
     if n == 0:
         return False
-    if _fast_decimal(s, n, value):
-        return True
     if s[0] == b'+' or s[0] == b'-':
         i = 1
     if _lower_equals(s + i, n - i, b"inf", 3) or _lower_equals(s + i, n - i, b"infinity", 8):
@@ -796,9 +816,8 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
                 or isnan(value) or isinf(value):
             q.status, q.status_line = BAD_LINE, q.lines_seen
             return -1
-        if previous_topic >= 0 and ends[0] - starts[0] == _strings_length(&q.topics, previous_topic) \
-                and _equal_bytes(row + starts[0], _strings_text(&q.topics, previous_topic),
-                                 ends[0] - starts[0]):
+        if previous_topic >= 0 and _strings_equal(&q.topics, previous_topic, row + starts[0],
+                                                  ends[0] - starts[0]):
             topic = previous_topic       # judgments usually come a topic at a time
         else:
             topic = _strings_add(&q.topics, row + starts[0], ends[0] - starts[0])
@@ -1344,6 +1363,7 @@ cdef struct RunState:
     Strings topics             # run topics in order of appearance
     int64_t current            # the topic being collected, -1 before the first line
     Lookup judgments           # the current topic's judgments (see _use_topic)
+    int64_t judgments_topic    # their qrels topic (-1: none; where the next is looked for first)
     uint64_t* scratch          # room for them when the qrels table keeps no index
     Py_ssize_t n_scratch
     Bytes docnos               # current topic's docnos
@@ -1479,6 +1499,7 @@ cdef int _use_topic(RunState* r, int64_t topic) noexcept nogil:
     """Point ``r.judgments`` at the index of qrels topic ``topic`` (none if < 0): the
     table's own if it keeps one, else one built here; -1 when out of memory."""
     cdef QrelsState* q = r.qrels
+    r.judgments_topic = topic
     if topic < 0:
         r.judgments.slots, r.judgments.n_slots, r.judgments.first_row = NULL, 0, 0
     elif q.slots != NULL:
@@ -1644,11 +1665,8 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
             return -1
         if r.float32:
             score = <double>(<float>score)
-        if r.current < 0 or ends[0] - starts[0] != \
-                r.topics.starts.data[r.current + 1] - r.topics.starts.data[r.current] or \
-                not _equal_bytes(row + starts[0],
-                                 r.topics.arena.data + r.topics.starts.data[r.current],
-                                 ends[0] - starts[0]):
+        if r.current < 0 or not _strings_equal(&r.topics, r.current, row + starts[0],
+                                               ends[0] - starts[0]):
             if _rank_current(r) != 0:
                 return -1
             topic = _strings_add_new(&r.topics, row + starts[0], ends[0] - starts[0])
@@ -1659,8 +1677,8 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
                 r.status = NO_MEMORY
                 return -1
             r.current = topic
-            if _use_topic(r, _strings_find(&r.qrels.topics, row + starts[0],
-                                           ends[0] - starts[0])) != 0:
+            if _use_topic(r, _strings_find_after(&r.qrels.topics, r.judgments_topic,
+                                                 row + starts[0], ends[0] - starts[0])) != 0:
                 return -1
         if _push_bytes(&r.docnos, row + starts[2], ends[2] - starts[2]) != 0 \
                 or _push_int64(&r.doc_starts, r.docnos.size) != 0 \
@@ -1700,6 +1718,7 @@ cdef class RunRanker:
         self.state.seed = seed
         self.state.keep_scores = keep_scores
         self.state.current = -1
+        self.state.judgments_topic = -1
         if _strings_init(&self.state.topics) != 0 or \
                 _push_int64(&self.state.doc_starts, 0) != 0:
             raise MemoryError()
@@ -1776,7 +1795,8 @@ cdef class RunRanker:
             if topic < 0:
                 r.status = NO_MEMORY
                 return r.status
-            if _use_topic(r, _strings_find(&r.qrels.topics, text, n)) != 0:
+            if _use_topic(r, _strings_find_after(&r.qrels.topics, r.judgments_topic, text,
+                                                 n)) != 0:
                 return r.status
             n_docs = PyDict_Size(<object>docs)
             if _reserve_entries(r, n_docs) != 0:

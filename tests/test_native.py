@@ -710,6 +710,26 @@ def test_prepare_qrels_takes_what_evaluate_takes(tmp_path):
             cumgain.prepare_qrels(qrels_path, **bad)
 
 
+@pytest.mark.parametrize("order", [["1", "2", "3", "4"], ["4", "3", "2", "1"],
+                                   ["1", "3", "2", "5", "4"], ["2", "9", "3"]])
+def test_run_topics_in_any_order_find_their_judgments(tmp_path, order):
+    """A run topic is looked for first as the qrels topic after the previous one's,
+    then by hashing: in the qrels' order, reversed, skipping, absent from the qrels."""
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    qrels_path.write_text("".join(f"{t} 0 d{t} 1\n{t} 0 e{t} 2\n" for t in "1234"))
+    run_path.write_text("".join(f"{t} Q0 e{t} 1 2.0 r\n{t} Q0 d{t} 2 1.0 r\n{t} Q0 z 3 0.5 r\n"
+                                for t in order))
+    native_result, reference = both_ways(qrels_path, run_path)
+    assert_same(native_result, reference)
+    run = {t: {f"e{t}": 2.0, f"d{t}": 1.0, "z": 0.5} for t in order}
+    qrels = {t: {f"d{t}": 1, f"e{t}": 2} for t in "1234"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TopicsWarning)
+        expected = evaluate(load_qrels(qrels), load_run(run), MEASURES)
+        assert_same(evaluate(qrels, run, MEASURES), expected)
+        assert_same(evaluate(PreparedQrels(qrels), run, MEASURES), expected)
+
+
 class _Trickle:
     """A binary stream that gives at most 8 KiB per read, as a slow pipe or gzip may."""
 
