@@ -287,19 +287,62 @@ def _tie_group_means(values: np.ndarray, ranked: _Ranked) -> np.ndarray:
 
 # ---------------------------------------------------------------- measures
 
+def _judged_only_flag(measure: Measure, policies: dict) -> bool:
+    return measure.judged_only if measure.judged_only is not None else policies["judged_only"]
+
+
+def _gain_mapping_of(measure: Measure) -> GainMapping:
+    """The measure's level -> gain function (its gains=, else the level)."""
+    if measure.gains is None:
+        return gain_mapping("identity")
+    if isinstance(measure.gains, str):
+        return gain_mapping(measure.gains)
+    table = dict(measure.gains)
+
+    def gain_of_level(level: float) -> float:
+        if level in table:
+            return table[level]
+        if measure.gain_fallback == "identity" or level < 0:
+            return level if level >= 0 else 0.0
+        raise InputError(f"measure {measure.name!r}: relevance level {level:g} has no gain")
+    return GainMapping(measure.name, gain_of_level)
+
+
+def _gain_tables(measures: list, ranked: dict, policies: dict) -> dict:
+    """For each gain mapping the measures use (other than the level itself): the
+    distinct judged levels of the whole batch and their gains, keyed by (judged_only
+    flag, gains); or the exception the mapping raised on them (a level it has no gain
+    for, say), raised when a measure asks for it. Built once for the batch, so that
+    the gains, and which level an error names, do not depend on how the topics are
+    split between threads."""
+    tables: dict = {}
+    for measure in measures:
+        flag = _judged_only_flag(measure, policies)
+        if measure.gains is None or (flag, measure.gains) in tables:
+            continue
+        distinct = np.unique(ranked[flag].qrels_levels)
+        try:
+            gains = _gain_mapping_of(measure)(distinct) if len(distinct) else np.zeros(1)
+        except Exception as error:      # noqa: BLE001 - raised where the measure needs it
+            tables[flag, measure.gains] = error
+        else:
+            tables[flag, measure.gains] = (distinct, gains)
+    return tables
+
+
 class _Context:
     """Caches what several measures share (relevance flags, gains, ideals); used by
     one thread (threads get a context each, for their range of topics)."""
 
-    def __init__(self, ranked: dict, policies: dict, full_depths: dict):
+    def __init__(self, ranked: dict, policies: dict, full_depths: dict, gain_tables: dict):
         self._ranked = ranked          # judged_only flag -> _Ranked
         self.policies = policies
         self._full_depths = full_depths  # judged_only flag -> the whole batch's _full_depth
+        self._gain_tables = gain_tables  # the whole batch's, see _gain_tables
         self._cache: dict = {}
 
     def _judged_only(self, measure: Measure) -> bool:
-        return measure.judged_only if measure.judged_only is not None \
-            else self.policies["judged_only"]
+        return _judged_only_flag(measure, self.policies)
 
     def ranked(self, measure: Measure) -> _Ranked:
         return self._ranked[self._judged_only(measure)]
@@ -333,20 +376,12 @@ class _Context:
         return self._cached(("R", id(ranked), level), lambda: kernels.count_at_least(
             ranked.qrels_levels, ranked.qrels_offsets, level))
 
-    def mapping(self, measure: Measure) -> GainMapping:
-        if measure.gains is None:
-            return gain_mapping("identity")
-        if isinstance(measure.gains, str):
-            return gain_mapping(measure.gains)
-        table = dict(measure.gains)
-
-        def gain_of_level(level: float) -> float:
-            if level in table:
-                return table[level]
-            if measure.gain_fallback == "identity" or level < 0:
-                return level if level >= 0 else 0.0
-            raise InputError(f"measure {measure.name!r}: relevance level {level:g} has no gain")
-        return GainMapping(measure.name, gain_of_level)
+    def _gain_table(self, measure: Measure) -> tuple:
+        """(the batch's distinct judged levels, their gains) under the measure's gains."""
+        table = self._gain_tables[self._judged_only(measure), measure.gains]
+        if isinstance(table, Exception):
+            raise table
+        return table
 
     def gains(self, measure: Measure) -> np.ndarray:
         ranked = self.ranked(measure)
@@ -354,9 +389,8 @@ class _Context:
         def build():
             if measure.gains is None:   # identity: judged rows have levels >= 0, others 0
                 gains = ranked.levels
-            else:                       # map the few distinct judged levels, then look up
-                distinct = np.unique(ranked.qrels_levels)
-                table = self.mapping(measure)(distinct) if len(distinct) else np.zeros(1)
+            else:                       # look up the gains of the distinct judged levels
+                distinct, table = self._gain_table(measure)
                 where = np.minimum(np.searchsorted(distinct, ranked.levels), len(table) - 1)
                 gains = np.where(ranked.judged, table[where], 0.0)
             return _tie_group_means(gains, ranked) if self.policies["ties"] == "average" \
@@ -368,12 +402,13 @@ class _Context:
         ranked = self.ranked(measure)
 
         def build():
+            levels = ranked.qrels_levels
             if measure.gains is None:
-                levels = ranked.qrels_levels
                 return levels if len(levels) == 0 or levels.min() >= 0 else \
                     np.where(levels >= 0, levels, 0.0)
-            return np.where(ranked.qrels_levels >= 0,
-                            self.mapping(measure)(ranked.qrels_levels), 0.0)
+            distinct, table = self._gain_table(measure)
+            where = np.minimum(np.searchsorted(distinct, levels), len(table) - 1)
+            return np.where(levels >= 0, table[where], 0.0)
         return self._cached(("judged_gains", id(ranked), measure.gains), build)
 
 
@@ -736,16 +771,17 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     policies = dict(relevance_level=float(relevance_level), judged_only=bool(judged_only),
                     depth=depth, topics=topics, ties=ties, score_precision=score_precision,
                     seed=seed)
-    flags = {measure.judged_only if measure.judged_only is not None else judged_only
-             for measure in measure_list}
+    flags = {_judged_only_flag(measure, policies) for measure in measure_list}
     everything, chosen_index = ranking._everything, ranking._chosen_index
     ranked = {flag: _judged_only(everything) if flag else everything for flag in flags}
     full_depths = {flag: _full_depth(variant) for flag, variant in ranked.items()}
+    gain_tables = _gain_tables(measure_list, ranked, policies)
 
     def columns_of(first: int, stop: int) -> list:
         """Every measure's values for the topics [first, stop)."""
         context = _Context({flag: _topic_range(variant, first, stop)
-                            for flag, variant in ranked.items()}, policies, full_depths)
+                            for flag, variant in ranked.items()}, policies, full_depths,
+                           gain_tables)
         return [_compute(measure, context) for measure in measure_list]
 
     workers = auto_threads(threads) if len(everything.levels) >= PARALLEL_MEASURE_ROWS else 1

@@ -615,6 +615,26 @@ def test_measures_computed_in_threads_equal_one_thread(tmp_path, monkeypatch):
         evaluate(qrels_path, run_path, ["P_5", "map"], ties="average", threads=2, warn=False)
 
 
+def test_a_gain_mapping_error_names_the_same_level_whatever_the_split(tmp_path, monkeypatch):
+    """A level the mapping has no gain for is looked for among the whole batch's levels
+    (the smallest first), not each thread's range of topics (found by fuzzing: the
+    first range's level was named)."""
+    from cumgain import evaluator
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    qrels_path.write_text("1 0 a 13\n1 0 b 2\n2 0 c 5\n2 0 d 1\n3 0 e 1\n")
+    run_path.write_text("1 Q0 a 1 1 r\n2 Q0 c 1 1 r\n3 Q0 e 1 1 r\n")
+    monkeypatch.setattr(evaluator, "PARALLEL_MEASURE_ROWS", 1)
+    for measures in (["nDCG@5(gains=0-1-10-100)"], ["nDCG(gains={0:0,1:1,2:3})@10"],
+                     ["P_1", "nDCG(gains=0-1-10-100)"]):
+        for threads in (1, 2, 3):
+            with pytest.raises(InputError, match=r"relevance level 5 has no gain"):
+                evaluate(qrels_path, run_path, measures, threads=threads, warn=False)
+    exponential = ["nDCG@2(gains=exponential)", "ndcg_cut.2"]
+    one = evaluate(qrels_path, run_path, exponential, threads=1, warn=False)
+    for threads in (2, 3):
+        assert_same(evaluate(qrels_path, run_path, exponential, threads=threads, warn=False), one)
+
+
 @given(st.binary(max_size=40), st.data())
 def test_ids_compare_equal_exactly_when_their_bytes_do(a, data):
     """The word-at-a-time comparison of ids, at every length and any differing byte."""

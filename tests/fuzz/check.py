@@ -5,8 +5,9 @@
 reference reader on anything unusual) must either raise an ``InputError`` (a
 ``ValueError`` naming the file and line) or return numbers; and the pure-Python
 reference reader on the same files must do exactly the same: the same error message,
-or bit-identical per-topic values and means. Anything else (another exception, a
-crash, a sanitizer report) is a bug.
+or bit-identical per-topic values and means; and so must the same evaluation against
+the qrels read once beforehand (``cumgain.prepare_qrels``). Anything else (another
+exception, a crash, a sanitizer report) is a bug.
 
 :func:`check_dicts`: the same for pytrec_eval-style dicts built from the input (the
 C reader's ``add_dict`` against the reference reader's dict front-end).
@@ -33,6 +34,7 @@ from cumgain import evaluator
 from cumgain import native as native_reader
 from cumgain.evaluator import evaluate
 from cumgain.exceptions import InputError
+from cumgain.native import prepare_qrels
 from cumgain.trec_io import load_qrels, load_run, read_qrels, read_run
 
 MEASURES = ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank",
@@ -104,6 +106,11 @@ def check_files(data: bytes) -> None:
             _trec.CHECK_ROWS_PER_THREAD = 1
         try:
             native = outcome(qrels_path, run_path, policies)
+            try:        # the qrels read once, beforehand, must not change anything
+                prepared = outcome(prepare_qrels(qrels_path, threads=policies["threads"]),
+                                   run_path, policies)
+            except InputError as error:
+                prepared = ("error", str(error))
         finally:
             native_reader.PART_BYTES, evaluator.PARALLEL_MEASURE_ROWS, \
                 _trec.CHECK_ROWS_PER_THREAD = limits
@@ -115,6 +122,8 @@ def check_files(data: bytes) -> None:
             reference = outcome(*loaded, policies)
     if not same(native, reference):
         raise AssertionError(f"native and reference readers differ:\n{native}\n{reference}")
+    if not same(prepared, native):
+        raise AssertionError(f"prepared qrels and the qrels file differ:\n{prepared}\n{native}")
 
 
 def _value(byte: int):
