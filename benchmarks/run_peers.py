@@ -215,6 +215,17 @@ def _cumgain_topic_values(result) -> dict:
     return {m: dict(zip(result.topics, result.values[m].tolist())) for m in MEASURES}
 
 
+def _pytrec_means(pytrec_eval, result: dict) -> dict:
+    """pytrec_eval's means, summed in trec_eval's topic order (byte order of the id)."""
+    return {m: pytrec_eval.compute_aggregated_measure(
+        m, [result[q][m] for q in sorted(result, key=str.encode)]) for m in MEASURES}
+
+
+def _ir_measures_means(aggregate: dict) -> dict:
+    by_name = {str(k): float(v) for k, v in aggregate.items()}
+    return {m: by_name[IRM_MEASURES[m]] for m in MEASURES}
+
+
 def worker(job: str, tool: str, size: str, data_dir: str, dump: str | None) -> dict:
     """One measurement. Returns {"seconds", "means", "extra"}; writes per-topic values
     to ``dump`` (pickle) when asked. Exits with EXIT_UNAVAILABLE if an import fails."""
@@ -258,8 +269,7 @@ def worker(job: str, tool: str, size: str, data_dir: str, dump: str | None) -> d
             loaded = perf()
             evaluator = pytrec_eval.RelevanceEvaluator(qrel, PYTREC_MEASURES)
             result = evaluator.evaluate(run)
-            means = {m: pytrec_eval.compute_aggregated_measure(
-                m, [result[q][m] for q in sorted(result, key=str.encode)]) for m in MEASURES}
+            means = _pytrec_means(pytrec_eval, result)
             out["seconds"] = perf() - start
             out["extra"]["load_seconds"] = loaded - start
             out["means"] = means
@@ -277,8 +287,7 @@ def worker(job: str, tool: str, size: str, data_dir: str, dump: str | None) -> d
             agg = ir_measures.calc_aggregate(measures, ir_measures.read_trec_qrels(qrels_path),
                                              ir_measures.read_trec_run(run_path))
             out["seconds"] = perf() - start
-            by_name = {str(k): float(v) for k, v in agg.items()}
-            out["means"] = {m: by_name[IRM_MEASURES[m]] for m in MEASURES}
+            out["means"] = _ir_measures_means(agg)
         elif tool == "ranx":
             try:
                 from ranx import Qrels, Run, evaluate
@@ -368,8 +377,7 @@ def worker(job: str, tool: str, size: str, data_dir: str, dump: str | None) -> d
             with open(run_path) as f:
                 run = pytrec_eval.parse_run(f)
             result = evaluator.evaluate(run)
-            means = {m: pytrec_eval.compute_aggregated_measure(
-                m, [result[q][m] for q in sorted(result, key=str.encode)]) for m in MEASURES}
+            means = _pytrec_means(pytrec_eval, result)
             out["seconds"] = perf() - start
             if dump:
                 per_topic = _per_topic_arrays(result)
@@ -380,8 +388,7 @@ def worker(job: str, tool: str, size: str, data_dir: str, dump: str | None) -> d
             start = perf()
             agg = evaluator.calc_aggregate(ir_measures.read_trec_run(run_path))
             out["seconds"] = perf() - start
-            by_name = {str(k): float(v) for k, v in agg.items()}
-            means = {m: by_name[IRM_MEASURES[m]] for m in MEASURES}
+            means = _ir_measures_means(agg)
         out["means"] = means
 
     elif job == "dense":

@@ -292,9 +292,7 @@ def _judged_only_flag(measure: Measure, policies: dict) -> bool:
 
 
 def _gain_mapping_of(measure: Measure) -> GainMapping:
-    """The measure's level -> gain function (its gains=, else the level)."""
-    if measure.gains is None:
-        return gain_mapping("identity")
+    """The level -> gain function of a measure with gains=."""
     if isinstance(measure.gains, str):
         return gain_mapping(measure.gains)
     table = dict(measure.gains)
@@ -308,25 +306,26 @@ def _gain_mapping_of(measure: Measure) -> GainMapping:
     return GainMapping(measure.name, gain_of_level)
 
 
-def _gain_tables(measures: list, ranked: dict, policies: dict) -> dict:
+def _gain_tables(measures: list, qrels_levels: np.ndarray) -> dict:
     """For each gain mapping the measures use (other than the level itself): the
-    distinct judged levels of the whole batch and their gains, keyed by (judged_only
-    flag, gains); or the exception the mapping raised on them (a level it has no gain
-    for, say), raised when a measure asks for it. Built once for the batch, so that
-    the gains, and which level an error names, do not depend on how the topics are
-    split between threads."""
+    distinct judged levels of the whole batch and their gains, keyed by the measure's
+    gains; or the exception the mapping raised on them (a level it has no gain for,
+    say), raised when a measure asks for it. Built once for the batch, so that the
+    gains, and which level an error names, do not depend on how the topics are split
+    between threads."""
     tables: dict = {}
+    distinct = None
     for measure in measures:
-        flag = _judged_only_flag(measure, policies)
-        if measure.gains is None or (flag, measure.gains) in tables:
+        if measure.gains is None or measure.gains in tables:
             continue
-        distinct = np.unique(ranked[flag].qrels_levels)
+        if distinct is None:
+            distinct = np.unique(qrels_levels)
         try:
             gains = _gain_mapping_of(measure)(distinct) if len(distinct) else np.zeros(1)
         except Exception as error:      # noqa: BLE001 - raised where the measure needs it
-            tables[flag, measure.gains] = error
+            tables[measure.gains] = error
         else:
-            tables[flag, measure.gains] = (distinct, gains)
+            tables[measure.gains] = (distinct, gains)
     return tables
 
 
@@ -376,12 +375,14 @@ class _Context:
         return self._cached(("R", id(ranked), level), lambda: kernels.count_at_least(
             ranked.qrels_levels, ranked.qrels_offsets, level))
 
-    def _gain_table(self, measure: Measure) -> tuple:
-        """(the batch's distinct judged levels, their gains) under the measure's gains."""
-        table = self._gain_tables[self._judged_only(measure), measure.gains]
+    def _mapped_gains(self, measure: Measure, levels: np.ndarray) -> np.ndarray:
+        """The gains of judged ``levels`` under the measure's gains, looked up in the
+        batch's table (see _gain_tables)."""
+        table = self._gain_tables[measure.gains]
         if isinstance(table, Exception):
             raise table
-        return table
+        distinct, gains = table
+        return gains[np.minimum(np.searchsorted(distinct, levels), len(gains) - 1)]
 
     def gains(self, measure: Measure) -> np.ndarray:
         ranked = self.ranked(measure)
@@ -389,10 +390,8 @@ class _Context:
         def build():
             if measure.gains is None:   # identity: judged rows have levels >= 0, others 0
                 gains = ranked.levels
-            else:                       # look up the gains of the distinct judged levels
-                distinct, table = self._gain_table(measure)
-                where = np.minimum(np.searchsorted(distinct, ranked.levels), len(table) - 1)
-                gains = np.where(ranked.judged, table[where], 0.0)
+            else:
+                gains = np.where(ranked.judged, self._mapped_gains(measure, ranked.levels), 0.0)
             return _tie_group_means(gains, ranked) if self.policies["ties"] == "average" \
                 else gains
         return self._cached(("gains", id(ranked), measure.gains), build)
@@ -406,9 +405,7 @@ class _Context:
             if measure.gains is None:
                 return levels if len(levels) == 0 or levels.min() >= 0 else \
                     np.where(levels >= 0, levels, 0.0)
-            distinct, table = self._gain_table(measure)
-            where = np.minimum(np.searchsorted(distinct, levels), len(table) - 1)
-            return np.where(levels >= 0, table[where], 0.0)
+            return np.where(levels >= 0, self._mapped_gains(measure, levels), 0.0)
         return self._cached(("judged_gains", id(ranked), measure.gains), build)
 
 
@@ -775,7 +772,7 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     everything, chosen_index = ranking._everything, ranking._chosen_index
     ranked = {flag: _judged_only(everything) if flag else everything for flag in flags}
     full_depths = {flag: _full_depth(variant) for flag, variant in ranked.items()}
-    gain_tables = _gain_tables(measure_list, ranked, policies)
+    gain_tables = _gain_tables(measure_list, everything.qrels_levels)
 
     def columns_of(first: int, stop: int) -> list:
         """Every measure's values for the topics [first, stop)."""
