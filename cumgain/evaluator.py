@@ -306,26 +306,34 @@ def _gain_mapping_of(measure: Measure) -> GainMapping:
     return GainMapping(measure.name, gain_of_level)
 
 
+def _mapping_key(measure: Measure) -> tuple:
+    """What defines a measure's level -> gain function: its gains and what a level
+    they leave out gets (so "ndcg.1=3,2=9", whose other levels keep their value, and
+    "nDCG(gains={1:3,2:9})", for which they are an error, never share a table)."""
+    return measure.gains, measure.gain_fallback
+
+
 def _gain_tables(measures: list, qrels_levels: np.ndarray) -> dict:
     """For each gain mapping the measures use (other than the level itself): the
-    distinct judged levels of the whole batch and their gains, keyed by the measure's
-    gains; or the exception the mapping raised on them (a level it has no gain for,
+    distinct judged levels of the whole batch and their gains, keyed by _mapping_key;
+    or the exception the mapping raised on them (a level it has no gain for,
     say), raised when a measure asks for it. Built once for the batch, so that the
     gains, and which level an error names, do not depend on how the topics are split
     between threads."""
     tables: dict = {}
     distinct = None
     for measure in measures:
-        if measure.gains is None or measure.gains in tables:
+        key = _mapping_key(measure)
+        if measure.gains is None or key in tables:
             continue
         if distinct is None:
             distinct = np.unique(qrels_levels)
         try:
             gains = _gain_mapping_of(measure)(distinct) if len(distinct) else np.zeros(1)
         except Exception as error:      # noqa: BLE001 - raised where the measure needs it
-            tables[measure.gains] = error
+            tables[key] = error
         else:
-            tables[measure.gains] = (distinct, gains)
+            tables[key] = (distinct, gains)
     return tables
 
 
@@ -378,7 +386,7 @@ class _Context:
     def _mapped_gains(self, measure: Measure, levels: np.ndarray) -> np.ndarray:
         """The gains of judged ``levels`` under the measure's gains, looked up in the
         batch's table (see _gain_tables)."""
-        table = self._gain_tables[measure.gains]
+        table = self._gain_tables[_mapping_key(measure)]
         if isinstance(table, Exception):
             raise table
         distinct, gains = table
@@ -394,7 +402,7 @@ class _Context:
                 gains = np.where(ranked.judged, self._mapped_gains(measure, ranked.levels), 0.0)
             return _tie_group_means(gains, ranked) if self.policies["ties"] == "average" \
                 else gains
-        return self._cached(("gains", id(ranked), measure.gains), build)
+        return self._cached(("gains", id(ranked), _mapping_key(measure)), build)
 
     def judged_gains(self, measure: Measure) -> np.ndarray:
         """The recall base: a gain per judgment (levels < 0 get 0, never in the ideal)."""
@@ -406,7 +414,7 @@ class _Context:
                 return levels if len(levels) == 0 or levels.min() >= 0 else \
                     np.where(levels >= 0, levels, 0.0)
             return np.where(levels >= 0, self._mapped_gains(measure, levels), 0.0)
-        return self._cached(("judged_gains", id(ranked), measure.gains), build)
+        return self._cached(("judged_gains", id(ranked), _mapping_key(measure)), build)
 
 
 def _safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:

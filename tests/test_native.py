@@ -615,6 +615,19 @@ def test_measures_computed_in_threads_equal_one_thread(tmp_path, monkeypatch):
         evaluate(qrels_path, run_path, ["P_5", "map"], ties="average", threads=2, warn=False)
 
 
+def test_gain_tables_that_differ_only_in_unlisted_levels_are_not_shared():
+    """trec_eval's ndcg.1=3,2=9 keeps an unlisted level's value as its gain; the same
+    table as nDCG(gains=...) makes it an error. Evaluated together, in either order,
+    each keeps its own rule (they once shared the first one's table)."""
+    qrels, run = {"1": {"a": 1, "b": 5, "c": 2}}, {"1": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    trec_style, table_style = "ndcg.1=3,2=9", "nDCG(gains={1:3,2:9})"
+    alone = evaluate(qrels, run, [trec_style]).means[trec_style.replace(".", "_", 1)]
+    for measures in ([trec_style, table_style], [table_style, trec_style]):
+        with pytest.raises(InputError, match="relevance level 5 has no gain"):
+            evaluate(qrels, run, measures)
+    assert evaluate(qrels, run, [trec_style, "ndcg"]).means["ndcg_1=3,2=9"] == alone
+
+
 def test_a_gain_mapping_error_names_the_same_level_whatever_the_split(tmp_path, monkeypatch):
     """A level the mapping has no gain for is looked for among the whole batch's levels
     (the smallest first), not each thread's range of topics (found by fuzzing: the
