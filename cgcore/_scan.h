@@ -136,4 +136,24 @@ static inline int cg_equal_bytes(const char *a, const char *b, ptrdiff_t n) {
     return memcmp(a, b, (size_t)n) == 0;
 }
 
+/* memcpy(to, from, n) (the buffers do not overlap; n == 0 copies nothing): short ids, the usual
+ * topic ids and docnos, copied a word at a time without a call; reads and writes
+ * only the n bytes, as memcpy does. */
+static inline void cg_copy_bytes(char *to, const char *from, ptrdiff_t n) {
+    uint64_t x, y;
+    uint32_t u, v;
+    if (n >= 8 && n <= 16) {            /* two overlapping 8-byte words */
+        memcpy(&x, from, 8); memcpy(&y, from + n - 8, 8);
+        memcpy(to, &x, 8); memcpy(to + n - 8, &y, 8);
+    } else if (n >= 4 && n < 8) {       /* two overlapping 4-byte words */
+        memcpy(&u, from, 4); memcpy(&v, from + n - 4, 4);
+        memcpy(to, &u, 4); memcpy(to + n - 4, &v, 4);
+    } else if (n < 4) {
+        for (ptrdiff_t i = 0; i < n; i++)
+            to[i] = from[i];
+    } else {
+        memcpy(to, from, (size_t)n);
+    }
+}
+
 #endif

@@ -39,6 +39,7 @@ cdef extern from "_scan.h":
                           Py_ssize_t* ends, int max_fields, Py_ssize_t* length) noexcept nogil
     bint cg_ascii_no_nul(const char* p, Py_ssize_t n) noexcept nogil
     bint cg_equal_bytes(const char* a, const char* b, Py_ssize_t n) noexcept nogil
+    void cg_copy_bytes(char* to, const char* from_, Py_ssize_t n) noexcept nogil
 
 cdef extern from *:
     """
@@ -72,6 +73,11 @@ STATUS_APPENDED = 5        # a table whose rows were appended to another: no lon
 
 # QrelsTable.finish(threads): at least this many judgments per thread checking duplicates
 CHECK_ROWS_PER_THREAD = 1 << 18
+
+cdef enum:
+    DICT_BATCH_DOCUMENTS = 1 << 14   # RunRanker.add_dict ranks the topics it collects in
+                                     # batches of at least this many documents (or the last)
+DICT_BATCH = DICT_BATCH_DOCUMENTS    # (for the tests)
 
 cdef enum:
     RULE_DOCNO_DESC = 0
@@ -163,7 +169,7 @@ cdef inline int _push_bytes(Bytes* b, const char* s, Py_ssize_t n) noexcept nogi
         return 0        # b.data may still be NULL: memcpy(NULL, s, 0) is undefined
     if _reserve(<void**>&b.data, &b.capacity, b.size + n, 1) != 0:
         return -1
-    memcpy(b.data + b.size, s, n)
+    cg_copy_bytes(b.data + b.size, s, n)
     b.size += n
     return 0
 
@@ -1376,6 +1382,8 @@ cdef struct RunState:
     uint64_t* seen             # duplicate check: (stamp << 32) | entry index; a slot
     Py_ssize_t n_seen          # is in use for the topic being ranked if its stamp is
     int64_t stamp              # this one (wraps after 2^32 - 1 topics: see _rank_current)
+    Int64s batch_judgments     # add_dict: per topic of the batch collected, its qrels
+    Int64s batch_ends          # topic (-1: none) and the end of its documents
     Int64s counts              # per run topic: ranked rows kept
     Doubles out_levels
     Doubles out_scores
@@ -1578,6 +1586,48 @@ cdef int _rank_entries(RunState* r, Py_ssize_t n) noexcept nogil:
     return 0
 
 
+cdef inline void _set_entry(RunState* r, Py_ssize_t i, const char* docno, Py_ssize_t n,
+                            double score) noexcept nogil:
+    """Entry ``i`` of the topic being ranked: its docno (hashed), score and tie key."""
+    cdef Entry* entry = &r.entries[i]
+    entry.score = score
+    entry.docno = docno
+    entry.length = n
+    entry.row = i
+    entry.key = random_tie_key(r.seed, i) if r.ties == RULE_RANDOM else i
+    entry.hash = _hash(docno, n, 0)
+
+
+cdef void _clear_collected(RunState* r) noexcept nogil:
+    """Empty the documents collected (a topic's in feed, a batch's in add_dict)."""
+    r.docnos.size = 0
+    r.doc_starts.size = 1
+    r.scores.size = 0
+    r.lines.size = 0
+
+
+cdef int _rank_batch(RunState* r) noexcept nogil:
+    """Rank the topics add_dict collected (their documents one after another in
+    ``r.docnos``, ``r.doc_starts`` and ``r.scores``; a dict's keys are distinct, so
+    no duplicate check), each against its qrels topic; -1 on error."""
+    cdef Py_ssize_t b, i, first = 0, n
+    for b in range(r.batch_ends.size):
+        n = r.batch_ends.data[b] - first
+        if _use_topic(r, r.batch_judgments.data[b]) != 0 or _reserve_entries(r, n) != 0:
+            return -1
+        for i in range(n):
+            _set_entry(r, i, r.docnos.data + r.doc_starts.data[first + i],
+                       r.doc_starts.data[first + i + 1] - r.doc_starts.data[first + i],
+                       r.scores.data[first + i])
+        if _rank_entries(r, n) != 0:
+            return -1
+        first += n
+    r.batch_judgments.size = 0
+    r.batch_ends.size = 0
+    _clear_collected(r)
+    return 0
+
+
 cdef uint64_t STAMP_MASK = 0xFFFFFFFF00000000ULL
 cdef uint64_t INDEX_MASK = 0x00000000FFFFFFFFULL   # also the most stamps, and entries
 
@@ -1612,13 +1662,9 @@ cdef int _rank_current(RunState* r) noexcept nogil:
         r.stamp = 1
     stamp = <uint64_t>r.stamp << 32
     for i in range(n):
+        _set_entry(r, i, r.docnos.data + r.doc_starts.data[i],
+                   r.doc_starts.data[i + 1] - r.doc_starts.data[i], r.scores.data[i])
         entry = &r.entries[i]
-        entry.score = r.scores.data[i]
-        entry.docno = r.docnos.data + r.doc_starts.data[i]
-        entry.length = r.doc_starts.data[i + 1] - r.doc_starts.data[i]
-        entry.row = i
-        entry.key = random_tie_key(r.seed, i) if r.ties == RULE_RANDOM else i
-        entry.hash = _hash(entry.docno, entry.length, 0)
         slot = entry.hash & (n_slots - 1)
         while (r.seen[slot] & STAMP_MASK) == stamp:
             other = <int64_t>(r.seen[slot] & INDEX_MASK)
@@ -1630,10 +1676,7 @@ cdef int _rank_current(RunState* r) noexcept nogil:
         r.seen[slot] = stamp | <uint64_t>i
     if _rank_entries(r, n) != 0:
         return -1
-    r.docnos.size = 0
-    r.doc_starts.size = 1
-    r.scores.size = 0
-    r.lines.size = 0
+    _clear_collected(r)
     return 0
 
 
@@ -1733,6 +1776,8 @@ cdef class RunRanker:
         free(self.state.ranked)
         free(self.state.seen)
         free(self.state.scratch)
+        free(self.state.batch_judgments.data)
+        free(self.state.batch_ends.data)
         free(self.state.counts.data)
         free(self.state.out_levels.data)
         free(self.state.out_scores.data)
@@ -1750,79 +1795,92 @@ cdef class RunRanker:
                 _run_feed(&self.state, data, size)
         return self.state.status
 
-    def add_dict(self, run):
-        """Add ``{qid: {docno: score}}`` with str ids and int or float scores, ranking
-        each topic as it is read; anything else (or a NaN score) stops with BAD_LINE.
+    def add_dict(self, run, Py_ssize_t first=0, Py_ssize_t stop=-1):
+        """Add ``{qid: {docno: score}}`` with str ids and int or float scores: the
+        topics ``first`` to ``stop`` (-1: the last) in the dict's order, so that rankers
+        in several threads can share a dict. Anything else (or a NaN score) stops with
+        BAD_LINE.
 
-        The documents are ranked in place, pointing at the UTF-8 of the dict's own
-        keys (the GIL is held throughout, so the dict keeps them alive), and need no
-        duplicate check: a dict's keys are distinct, so are their UTF-8 encodings."""
+        The topics are taken in batches: each batch's documents are copied out of the
+        dict with the GIL held, then ranked with it released (another thread's ranker
+        collects its next batch meanwhile). A dict's keys are distinct, so are their
+        UTF-8 encodings: no duplicate check."""
         if self.finished or self.state.status != OK:
             raise ValueError("this ranker is finished or has stopped")
         if not PyDict_CheckExact(run):
             self.state.status = BAD_LINE
             return self.state.status
-        cdef Py_ssize_t topic_position = 0, doc_position, n, i, n_docs
+        cdef Py_ssize_t topic_position = 0, doc_position, n, i, n_docs, index = -1
         cdef PyObject* qid
         cdef PyObject* docs
         cdef PyObject* docno
         cdef PyObject* score_object
         cdef const char* text
         cdef double score = 0.0
-        cdef int64_t topic
-        cdef Entry* entry
+        cdef int64_t topic, judgments_topic = -1
         cdef RunState* r = &self.state
         cdef Py_ssize_t total = 0
+        cdef int ranked
+        if stop < 0:
+            stop = PyDict_Size(run)
         if _rank_current(r) != 0:       # a topic left over from feed()
             return r.status
         r.current = -1
         while PyDict_Next(run, &topic_position, &qid, &docs):   # room for every ranked row
-            if PyDict_CheckExact(<object>docs):
+            index += 1
+            if first <= index < stop and PyDict_CheckExact(<object>docs):
                 n_docs = PyDict_Size(<object>docs)
                 total += n_docs if r.depth < 0 or r.depth > n_docs else r.depth
         if _reserve_outputs(r, total) != 0:
             return r.status
-        topic_position = 0
-        while PyDict_Next(run, &topic_position, &qid, &docs):
-            if not PyUnicode_CheckExact(<object>qid) or not PyDict_CheckExact(<object>docs):
-                r.status = BAD_LINE
-                return r.status
-            text = _utf8(<object>qid, &n)
-            topic = _strings_add_new(&r.topics, text, n)
-            if topic == -1:
-                r.status = NOT_GROUPED
-                return r.status
-            if topic < 0:
-                r.status = NO_MEMORY
-                return r.status
-            if _use_topic(r, _strings_find_after(&r.qrels.topics, r.judgments_topic, text,
-                                                 n)) != 0:
-                return r.status
-            n_docs = PyDict_Size(<object>docs)
-            if _reserve_entries(r, n_docs) != 0:
-                return r.status
-            doc_position = 0
-            i = 0
-            while i < n_docs and PyDict_Next(<object>docs, &doc_position, &docno, &score_object):
-                if not PyUnicode_CheckExact(<object>docno):
+        topic_position, index = 0, -1
+        while index + 1 < first and PyDict_Next(run, &topic_position, &qid, &docs):
+            index += 1
+        while True:
+            while index + 1 < stop and r.scores.size < DICT_BATCH_DOCUMENTS \
+                    and PyDict_Next(run, &topic_position, &qid, &docs):
+                index += 1
+                if not PyUnicode_CheckExact(<object>qid) or not PyDict_CheckExact(<object>docs):
                     r.status = BAD_LINE
                     return r.status
-                if not _exact_number(<object>score_object, &score) or isnan(score):
-                    r.status = BAD_LINE
+                text = _utf8(<object>qid, &n)
+                topic = _strings_add_new(&r.topics, text, n)
+                if topic == -1:
+                    r.status = NOT_GROUPED
                     return r.status
-                entry = &r.entries[i]
-                entry.docno = _utf8(<object>docno, &n)
-                entry.length = n
-                entry.score = <double>(<float>score) if r.float32 else score
-                entry.row = i
-                entry.key = random_tie_key(r.seed, i) if r.ties == RULE_RANDOM else i
-                entry.hash = _hash(entry.docno, n, 0)
-                i += 1
-            r.lines_seen += i
-            r.n_lines_read += i
-            if _rank_entries(r, i) != 0:
+                if topic < 0:
+                    r.status = NO_MEMORY
+                    return r.status
+                judgments_topic = _strings_find_after(&r.qrels.topics, judgments_topic, text, n)
+                doc_position = 0
+                n_docs = PyDict_Size(<object>docs)
+                i = 0
+                while i < n_docs and PyDict_Next(<object>docs, &doc_position, &docno,
+                                                 &score_object):
+                    if not PyUnicode_CheckExact(<object>docno) \
+                            or not _exact_number(<object>score_object, &score) or isnan(score):
+                        r.status = BAD_LINE
+                        return r.status
+                    text = _utf8(<object>docno, &n)
+                    if _push_bytes(&r.docnos, text, n) != 0 \
+                            or _push_int64(&r.doc_starts, r.docnos.size) != 0 \
+                            or _push_double(&r.scores,
+                                            <double>(<float>score) if r.float32 else score) != 0:
+                        r.status = NO_MEMORY
+                        return r.status
+                    i += 1
+                r.lines_seen += i
+                r.n_lines_read += i
+                if _push_int64(&r.batch_judgments, judgments_topic) != 0 \
+                        or _push_int64(&r.batch_ends, r.scores.size) != 0:
+                    r.status = NO_MEMORY
+                    return r.status
+            if r.batch_ends.size == 0:
                 return r.status
-        return r.status
+            with nogil:
+                ranked = _rank_batch(r)
+            if ranked != 0:
+                return r.status
 
     def append(self, RunRanker other not None):
         """Move the ranked topics of ``other`` (the next part of the same run, finished)

@@ -137,6 +137,38 @@ def _add_dict(parser, source: dict) -> bool:
     return parser.add_dict(source) == _trec.STATUS_OK and parser.finish() == _trec.STATUS_OK
 
 
+DICT_TOPICS_PER_THREAD = 256    # a run dict is ranked by threads of at least this many topics
+
+
+def _rank_dict(make_ranker, run: dict, threads: int):
+    """A finished ranker of a run dict, its topics split between up to ``threads``
+    rankers, each in its own thread (the first in this one) and appended in order; a
+    ranker holds the GIL only while it copies a batch of documents out of the dict.
+    None if any stopped."""
+    parts = max(1, min(threads, len(run) // DICT_TOPICS_PER_THREAD))
+    bounds = [len(run) * part // parts for part in range(parts + 1)]
+    rankers = [make_ranker() for _ in range(parts)]
+    done = [False] * parts
+
+    def work(part: int) -> None:
+        ranker = rankers[part]
+        done[part] = ranker.add_dict(run, bounds[part], bounds[part + 1]) == _trec.STATUS_OK \
+            and ranker.finish() == _trec.STATUS_OK
+
+    helpers = [threading.Thread(target=work, args=(part,)) for part in range(1, parts)]
+    for helper in helpers:
+        helper.start()
+    try:
+        work(0)
+    finally:
+        for helper in helpers:
+            helper.join()
+    if not all(done) or any(rankers[0].append(ranker) != _trec.STATUS_OK
+                            for ranker in rankers[1:]):
+        return None
+    return rankers[0]
+
+
 # ---------------------------------------------------------------- files in parts
 
 PART_BYTES = 1 << 22        # a plain file is read in parallel parts of at least 4 MiB
@@ -372,7 +404,8 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
     :class:`PreparedQrels`), rank and join in C; or None when the reference reader
     must take over. Plain qrels and run files are read in parts of at least
     PART_BYTES by up to ``threads`` threads (None: the available cores, at most
-    MAX_AUTO_THREADS); the result does not depend on how many."""
+    MAX_AUTO_THREADS), a run dict's topics ranked in ranges of at least
+    DICT_TOPICS_PER_THREAD by as many; the result does not depend on how many."""
     if duplicates != "error" or not (_is_file(run) or type(run) is dict):
         return None
     threads = auto_threads(threads)
@@ -386,8 +419,8 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
                                -1 if depth is None else depth, seed, ties == "average")
 
     if type(run) is dict:
-        ranker = make_ranker()
-        if not _add_dict(ranker, run):
+        ranker = _rank_dict(make_ranker, run, threads)
+        if ranker is None:
             return None
     else:
         ranker = _read_file(make_ranker, run, threads, run=True)

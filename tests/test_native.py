@@ -223,6 +223,70 @@ def test_dicts_native_equals_reference(data, ties, precision, depth, judged_only
     assert_same(native, reference)
 
 
+def _ranked_columns(ranker):
+    topics, offsets, levels, judged, scores, _ = ranker.result()
+    return topics, offsets.tolist(), levels.tolist(), judged.tolist(), scores.tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(DICT_DOCNOS), dict_scores, max_size=8),
+                min_size=1, max_size=7),
+       st.lists(st.integers(0, 7), max_size=4), st.sampled_from(["docno_desc", "random"]))
+def test_a_run_dict_ranked_in_topic_ranges_ranks_as_one_ranker(topic_docs, cuts, ties):
+    """RunRanker.add_dict(run, first, stop): rankers of consecutive topic ranges (some
+    empty), appended in order, give one ranker's columns."""
+    run = {f"t{i}": docs for i, docs in enumerate(topic_docs)}
+    table = _trec.QrelsTable(True)
+    assert table.add_dict({"t0": {"a": 2, "b": 1}, "t3": {"é": 1}}) == _trec.STATUS_OK
+    assert table.finish() == _trec.STATUS_OK
+
+    def ranker():
+        return _trec.RunRanker(table, native.TIE_CODES[ties], False, -1, 7, True)
+
+    whole = ranker()
+    assert whole.add_dict(run) == _trec.STATUS_OK and whole.finish() == _trec.STATUS_OK
+    bounds = [0] + sorted(min(cut, len(run)) for cut in cuts) + [len(run)]
+    parts = [ranker() for _ in bounds[1:]]
+    for part, first, stop in zip(parts, bounds, bounds[1:]):
+        assert part.add_dict(run, first, stop) == _trec.STATUS_OK
+        assert part.finish() == _trec.STATUS_OK
+    for part in parts[1:]:
+        assert parts[0].append(part) == _trec.STATUS_OK
+    assert _ranked_columns(parts[0]) == _ranked_columns(whole)
+
+
+def test_run_dicts_ranked_in_batches_and_in_threads_equal_the_reference(monkeypatch):
+    """add_dict ranks the topics it collects in batches of about DICT_BATCH documents
+    (the GIL released meanwhile), and read_ranked splits a run dict's topics between
+    threads: topics smaller and larger than a batch, one without documents, every
+    split, the same evaluation as the reference reader's."""
+    batch = _trec.DICT_BATCH
+    sizes = [3, batch - 3, 1, 0, 2 * batch + 5, 17, batch, 40]
+    run = {f"q{t}": {f"d{(d * 7919) % (size + 1)}-{d}": float((d * 31) % 97) for d in range(size)}
+           for t, size in enumerate(sizes)}
+    qrels = {f"q{t}": {f"d{(d * 7919) % (size + 1)}-{d}": d % 4 for d in range(0, size, 3)}
+             for t, size in enumerate(sizes) if size}
+    reference = _evaluation(load_qrels(qrels), load_run(run), score_precision="float32")
+    monkeypatch.setattr(native, "DICT_TOPICS_PER_THREAD", 1)
+    for threads in (1, 2, 3, 40):
+        assert read_ranked(qrels, run, ties="docno_desc", score_precision="float32", seed=0,
+                           depth=None, threads=threads) is not None
+        assert_same(_evaluation(qrels, run, score_precision="float32", threads=threads),
+                    reference)
+
+
+@pytest.mark.parametrize("bad_topic", [0, 2, 5])
+def test_a_bad_run_dict_entry_in_any_thread_steps_aside(monkeypatch, bad_topic):
+    monkeypatch.setattr(native, "DICT_TOPICS_PER_THREAD", 1)
+    run = {f"q{t}": {"a": 1.0, "b": 2.0} for t in range(6)}
+    run[f"q{bad_topic}"]["c"] = "high"
+    for threads in (1, 3):
+        assert read_ranked({"q1": {"a": 1}}, run, ties="docno_desc", score_precision="float64",
+                           seed=0, depth=None, threads=threads) is None
+        with pytest.raises(InputError, match="high"):
+            _evaluation({"q1": {"a": 1}}, run, threads=threads)
+
+
 def test_native_arrays_outlive_the_native_objects():
     """The ranked columns are handed over without a copy: they stay valid (and
     writable, like any array) after the ranker is gone. The grouped judgments are

@@ -10,7 +10,9 @@ the qrels read once beforehand (``cumgain.prepare_qrels``). Anything else (anoth
 exception, a crash, a sanitizer report) is a bug.
 
 :func:`check_dicts`: the same for pytrec_eval-style dicts built from the input (the
-C reader's ``add_dict`` against the reference reader's dict front-end).
+C reader's ``add_dict`` against the reference reader's dict front-end; with the top
+bit of byte 0, the run dict's topics ranked in ranges of one topic or more, on three
+threads).
 
 Input layout (so that seeds can be written by hand): byte 0 selects the policies
 (and with its top bit, that the native reader reads the files in parts of one byte
@@ -21,6 +23,7 @@ bytes.
 """
 from __future__ import annotations
 
+import contextlib
 import gzip
 import math
 import os
@@ -90,6 +93,22 @@ def same(a, b) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def split_anywhere():
+    """With threads > 1: files read in parts of any size, run dicts ranked in topic
+    ranges of any size, the qrels' duplicate check split at any topic, and measures
+    side by side in any batch."""
+    limits = native_reader.PART_BYTES, native_reader.DICT_TOPICS_PER_THREAD, \
+        evaluator.PARALLEL_MEASURE_ROWS, _trec.CHECK_ROWS_PER_THREAD
+    native_reader.PART_BYTES = native_reader.DICT_TOPICS_PER_THREAD = \
+        evaluator.PARALLEL_MEASURE_ROWS = _trec.CHECK_ROWS_PER_THREAD = 1
+    try:
+        yield
+    finally:
+        native_reader.PART_BYTES, native_reader.DICT_TOPICS_PER_THREAD, \
+            evaluator.PARALLEL_MEASURE_ROWS, _trec.CHECK_ROWS_PER_THREAD = limits
+
+
 def check_files(data: bytes) -> None:
     policies, qrels_bytes, run_bytes = split(data)
     with tempfile.TemporaryDirectory(dir=FOLDER) as folder:
@@ -98,22 +117,13 @@ def check_files(data: bytes) -> None:
             f.write(qrels_bytes)
         with open(run_path, "wb") as f:
             f.write(run_bytes)
-        # with threads > 1: parts of any size, the qrels' duplicate check split at any
-        # topic, and measures side by side in any batch
-        limits = native_reader.PART_BYTES, evaluator.PARALLEL_MEASURE_ROWS, \
-            _trec.CHECK_ROWS_PER_THREAD
-        native_reader.PART_BYTES = evaluator.PARALLEL_MEASURE_ROWS = \
-            _trec.CHECK_ROWS_PER_THREAD = 1
-        try:
+        with split_anywhere():
             native = outcome(qrels_path, run_path, policies)
             try:        # the qrels read once, beforehand, must not change anything
                 prepared = outcome(prepare_qrels(qrels_path, threads=policies["threads"]),
                                    run_path, policies)
             except InputError as error:
                 prepared = ("error", str(error))
-        finally:
-            native_reader.PART_BYTES, evaluator.PARALLEL_MEASURE_ROWS, \
-                _trec.CHECK_ROWS_PER_THREAD = limits
         try:
             loaded = (read_qrels(qrels_path), read_run(run_path))
         except InputError as error:
@@ -149,7 +159,8 @@ def dicts(data: bytes) -> tuple[dict, dict]:
 def check_dicts(data: bytes) -> None:
     policies, _, _ = split(data[:3])
     qrels, run = dicts(data[3:])
-    native = outcome(qrels, run, policies)
+    with split_anywhere():
+        native = outcome(qrels, run, policies)
     try:
         loaded = (load_qrels(qrels), load_run(run))
     except InputError as error:
