@@ -140,6 +140,19 @@ def _add_dict(parser, source: dict) -> bool:
 DICT_TOPICS_PER_THREAD = 256    # a run dict is ranked by threads of at least this many topics
 
 
+def _in_threads(work, parts: int) -> None:
+    """``work(part)`` for each part in range(parts), each in its own thread (the first
+    in this one)."""
+    helpers = [threading.Thread(target=work, args=(part,)) for part in range(1, parts)]
+    for helper in helpers:
+        helper.start()
+    try:
+        work(0)
+    finally:
+        for helper in helpers:
+            helper.join()
+
+
 def _rank_dict(make_ranker, run: dict, threads: int):
     """A finished ranker of a run dict, its topics split between up to ``threads``
     rankers, each in its own thread (the first in this one) and appended in order; a
@@ -155,14 +168,7 @@ def _rank_dict(make_ranker, run: dict, threads: int):
         done[part] = ranker.add_dict(run, bounds[part], bounds[part + 1]) == _trec.STATUS_OK \
             and ranker.finish() == _trec.STATUS_OK
 
-    helpers = [threading.Thread(target=work, args=(part,)) for part in range(1, parts)]
-    for helper in helpers:
-        helper.start()
-    try:
-        work(0)
-    finally:
-        for helper in helpers:
-            helper.join()
+    _in_threads(work, parts)
     if not all(done) or any(rankers[0].append(ranker) != _trec.STATUS_OK
                             for ranker in rankers[1:]):
         return None
@@ -255,14 +261,7 @@ def _feed_in_parts(make_parser, path: str, starts: list) -> Optional[list]:
     def work(part: int) -> None:
         done[part] = _feed_range(parsers[part], path, starts[part], stops[part])
 
-    helpers = [threading.Thread(target=work, args=(part,)) for part in range(1, len(starts))]
-    for helper in helpers:
-        helper.start()
-    try:
-        work(0)
-    finally:
-        for helper in helpers:
-            helper.join()
+    _in_threads(work, len(starts))
     return parsers if all(done) else None
 
 
