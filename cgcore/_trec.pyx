@@ -1811,6 +1811,7 @@ cdef class RunRanker:
             self.state.status = BAD_LINE
             return self.state.status
         cdef Py_ssize_t topic_position = 0, doc_position, n, i, n_docs, index = -1
+        cdef Py_ssize_t range_position, range_index
         cdef PyObject* qid
         cdef PyObject* docs
         cdef PyObject* docno
@@ -1826,16 +1827,17 @@ cdef class RunRanker:
         if _rank_current(r) != 0:       # a topic left over from feed()
             return r.status
         r.current = -1
-        while PyDict_Next(run, &topic_position, &qid, &docs):   # room for every ranked row
-            index += 1
-            if first <= index < stop and PyDict_CheckExact(<object>docs):
+        while index + 1 < first and PyDict_Next(run, &topic_position, &qid, &docs):
+            index += 1                  # to the range's first topic
+        range_position, range_index = topic_position, index
+        while index + 1 < stop and PyDict_Next(run, &topic_position, &qid, &docs):
+            index += 1                  # room for the range's ranked rows
+            if PyDict_CheckExact(<object>docs):
                 n_docs = PyDict_Size(<object>docs)
                 total += n_docs if r.depth < 0 or r.depth > n_docs else r.depth
         if _reserve_outputs(r, total) != 0:
             return r.status
-        topic_position, index = 0, -1
-        while index + 1 < first and PyDict_Next(run, &topic_position, &qid, &docs):
-            index += 1
+        topic_position, index = range_position, range_index
         while True:
             while index + 1 < stop and r.scores.size < DICT_BATCH_DOCUMENTS \
                     and PyDict_Next(run, &topic_position, &qid, &docs):
