@@ -53,7 +53,13 @@ from cumgain.batch import Ragged
 from cumgain.exceptions import InputError
 from cumgain.gains import GainMapping, GainSpec, gain_mapping
 from cumgain.measures import Measure, parse_measures
-from cumgain.native import RankedInput, auto_threads, check_threads, read_ranked
+from cumgain.native import (
+    PARTS_PER_THREAD,
+    RankedInput,
+    auto_threads,
+    check_threads,
+    read_ranked,
+)
 from cumgain.trec_io import Qrels, Run, load_qrels, load_run
 from cumgain.vectors import discount_divisors, ncg, ndcg
 
@@ -790,9 +796,9 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
         return [_compute(measure, context) for measure in measure_list]
 
     workers = auto_threads(threads) if len(everything.levels) >= PARALLEL_MEASURE_ROWS else 1
-    ranges = _topic_bounds(everything, workers)
+    ranges = _topic_bounds(everything, workers * PARTS_PER_THREAD if workers > 1 else 1)
     if len(ranges) > 1:                 # the kernels release the GIL
-        with ThreadPoolExecutor(len(ranges)) as pool:
+        with ThreadPoolExecutor(min(workers, len(ranges))) as pool:
             parts = list(pool.map(columns_of, *zip(*ranges)))
     else:
         parts = [columns_of(*ranges[0])]

@@ -140,6 +140,11 @@ def _add_dict(parser, source: dict) -> bool:
 DICT_TOPICS_PER_THREAD = 256    # a run dict is ranked by threads of at least this many topics
 
 
+PARTS_PER_THREAD = 4        # work split between threads is cut in up to this many parts
+                            # per thread, handed out in turn (the cores of a virtual
+                            # machine may run at unequal speeds)
+
+
 def _in_threads(work, parts: int) -> None:
     """``work(part)`` for each part in range(parts), each in its own thread (the first
     in this one)."""
@@ -153,26 +158,75 @@ def _in_threads(work, parts: int) -> None:
             helper.join()
 
 
+def _parts_in_turn(parsers: list, threads: int, read):
+    """``read(part)`` (whether the part was read without a stop) for each part, by
+    whichever of ``threads`` threads is free (the first is this one), so that a thread
+    on a slower core reads fewer parts; the thread that completes the next parts in
+    order appends them to ``parsers[0]`` while the others read on. ``parsers[0]``,
+    holding every part; None if any stopped."""
+    done: list = [None] * len(parsers)  # per part: None until read, then whether fine
+    errors: list = []
+    lock = threading.Lock()
+    taken = merged = 0                  # parts handed out; parts in parsers[0]
+    merging = failed = False
+
+    def merge() -> None:
+        """Append the parts read, in order, until the next is not read yet."""
+        nonlocal merged, merging, failed
+        while True:
+            with lock:
+                if failed or merged == len(parsers) or not done[merged]:
+                    merging = False
+                    return
+                part = merged
+            if part > 0 and parsers[0].append(parsers[part]) != _trec.STATUS_OK:
+                with lock:
+                    failed, merging = True, False
+                return
+            with lock:
+                merged += 1
+
+    def work(_: int) -> None:
+        nonlocal taken, merging, failed
+        try:
+            while True:
+                with lock:
+                    if failed or taken == len(parsers):
+                        return
+                    part, taken = taken, taken + 1
+                fine = read(part)
+                with lock:
+                    done[part], failed = fine, failed or not fine
+                    if merging:
+                        continue
+                    merging = True
+                merge()
+        except BaseException as error:  # noqa: BLE001 - raised again in the caller's thread
+            with lock:
+                errors.append(error)
+                failed = True
+
+    _in_threads(work, min(threads, len(parsers)))
+    if errors:
+        raise errors[0]
+    return parsers[0] if not failed and merged == len(parsers) else None
+
+
 def _rank_dict(make_ranker, run: dict, threads: int):
-    """A finished ranker of a run dict, its topics split between up to ``threads``
-    rankers, each in its own thread (the first in this one) and appended in order; a
+    """A finished ranker of a run dict, its topics cut in ranges of at least
+    DICT_TOPICS_PER_THREAD, each ranked by a ranker of its own (see _parts_in_turn); a
     ranker holds the GIL only while it copies a batch of documents out of the dict.
     None if any stopped."""
-    parts = max(1, min(threads, len(run) // DICT_TOPICS_PER_THREAD))
+    parts = max(1, min(threads * PARTS_PER_THREAD if threads > 1 else 1,
+                       len(run) // DICT_TOPICS_PER_THREAD))
     bounds = [len(run) * part // parts for part in range(parts + 1)]
     rankers = [make_ranker() for _ in range(parts)]
-    done = [False] * parts
 
-    def work(part: int) -> None:
-        ranker = rankers[part]
-        done[part] = ranker.add_dict(run, bounds[part], bounds[part + 1]) == _trec.STATUS_OK \
-            and ranker.finish() == _trec.STATUS_OK
+    def read(part: int) -> bool:
+        return rankers[part].add_dict(run, bounds[part], bounds[part + 1]) == _trec.STATUS_OK \
+            and rankers[part].finish() == _trec.STATUS_OK
 
-    _in_threads(work, parts)
-    if not all(done) or any(rankers[0].append(ranker) != _trec.STATUS_OK
-                            for ranker in rankers[1:]):
-        return None
-    return rankers[0]
+    return _parts_in_turn(rankers, threads, read)
 
 
 # ---------------------------------------------------------------- files in parts
@@ -251,39 +305,40 @@ def _feed_range(parser, path: str, start: int, stop: int) -> bool:
         return _feed_blocks(parser, _blocks(raw, stop - start, bom=start == 0))
 
 
-def _feed_in_parts(make_parser, path: str, starts: list) -> Optional[list]:
-    """A parser per part [starts[i], starts[i + 1]) of a plain file, each fed in its own
-    thread (the first in this one); None if any stopped."""
+def _feed_in_parts(make_parser, path: str, starts: list, threads: int, run: bool):
+    """The parts [starts[i], starts[i + 1]) of a plain file, each fed to a parser of its
+    own (and, for a run, finished) by up to ``threads`` threads (see _parts_in_turn):
+    the first parser, holding every part; None if any stopped."""
     stops = starts[1:] + [os.path.getsize(path)]
     parsers = [make_parser() for _ in starts]
-    done = [False] * len(starts)
 
-    def work(part: int) -> None:
-        done[part] = _feed_range(parsers[part], path, starts[part], stops[part])
+    def read(part: int) -> bool:
+        return _feed_range(parsers[part], path, starts[part], stops[part]) \
+            and (not run or parsers[part].finish() == _trec.STATUS_OK)
 
-    _in_threads(work, len(starts))
-    return parsers if all(done) else None
+    return _parts_in_turn(parsers, threads, read)
 
 
 def _read_file(make_parser, path, threads: int, run: bool):
     """A finished parser (a QrelsTable, or with ``run`` a RunRanker) of a file, read in
-    parts by up to ``threads`` threads and joined. Parts start at topic starts: qrels
-    parts are appended before the table is finished (their docnos kept where they
-    are, which needs each topic within one part, else finish() joins them; the
-    duplicate check is also split between the threads); run parts are each finished
-    (their last topic ranked) before they are appended. None if any part stopped, or
-    if a run topic spans two parts (an interleaved run: the reference reader takes it)."""
+    up to PARTS_PER_THREAD parts per thread by up to ``threads`` threads and joined.
+    Parts start at topic starts: qrels parts are appended before the table is finished
+    (their docnos kept where they are, which needs each topic within one part, else
+    finish() joins them; the duplicate check is also split between the threads); run
+    parts are each finished (their last topic ranked) before they are appended. None
+    if any part stopped, or if a run topic spans two parts (an interleaved run: the
+    reference reader takes it)."""
     source = os.fsdecode(os.fspath(path))
-    starts = _part_starts(source, threads) if threads > 1 else [0]
+    starts = _part_starts(source, threads * PARTS_PER_THREAD) if threads > 1 else [0]
     if len(starts) == 1:
         parser = make_parser()
-        parts = [parser] if _feed(parser, source) else None
+        if not _feed(parser, source) or (run and parser.finish() != _trec.STATUS_OK):
+            return None
     else:
-        parts = _feed_in_parts(make_parser, source, starts)
-    if parts is None or (run and any(part.finish() != _trec.STATUS_OK for part in parts)) \
-            or any(parts[0].append(part) != _trec.STATUS_OK for part in parts[1:]):
-        return None
-    return parts[0] if run or parts[0].finish(threads) == _trec.STATUS_OK else None
+        parser = _feed_in_parts(make_parser, source, starts, threads, run)
+        if parser is None:
+            return None
+    return parser if run or parser.finish(threads) == _trec.STATUS_OK else None
 
 
 def native_qrels(qrels: Any, indexed: bool = False,

@@ -10,6 +10,8 @@ import gzip
 import math
 import pickle
 import re
+import threading
+import time
 import warnings
 from collections import OrderedDict
 
@@ -508,6 +510,59 @@ def test_files_read_in_parts_rank_as_one_reader(tmp_path, monkeypatch, data, tie
     assert ranked_arrays(parts) == ranked_arrays(whole)
     assert (parts.qrels_topics, parts.qrels_offsets.tolist(), parts.qrels_levels.tolist()) == \
         (whole.qrels_topics, whole.qrels_offsets.tolist(), whole.qrels_levels.tolist())
+
+
+class _Part:
+    """A stand-in parser: records what was appended to it, in order."""
+
+    def __init__(self, name):
+        self.name, self.appended, self.read = name, [], False
+
+    def append(self, other):
+        assert self.read and other.read, "a part appended before it was read"
+        self.appended.append(other.name)
+        return _trec.STATUS_OK
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 9])
+def test_parts_handed_out_in_turn_are_appended_in_order(threads):
+    """Parts finishing out of order (the early ones slowest, as on a slower core) are
+    still appended to the first in file order, each once; every part is read once."""
+    parsers = [_Part(part) for part in range(8)]
+    read, lock = [], threading.Lock()
+
+    def read_part(part):
+        time.sleep(0.002 * (8 - part) * (part % 2))
+        parsers[part].read = True
+        with lock:
+            read.append(part)
+        return True
+
+    assert native._parts_in_turn(parsers, threads, read_part) is parsers[0]
+    assert sorted(read) == list(range(8))
+    assert parsers[0].appended == list(range(1, 8))
+
+
+def test_parts_in_turn_stop_at_a_failed_part_and_raise_a_helper_error():
+    parsers = [_Part(part) for part in range(6)]
+
+    def read_unless_3(part):
+        parsers[part].read = part != 3
+        return parsers[part].read
+
+    assert native._parts_in_turn(parsers, 2, read_unless_3) is None
+    assert 3 not in parsers[0].appended
+
+    parsers = [_Part(part) for part in range(6)]
+
+    def broken(part):
+        if part == 4:
+            raise MemoryError("part 4")
+        parsers[part].read = True
+        return True
+
+    with pytest.raises(MemoryError, match="part 4"):
+        native._parts_in_turn(parsers, 3, broken)
 
 
 RUN_IN_PARTS = "".join(f"{t} Q0 d{d} {d} {10 - d}.5 tag{t}\n" for t in (1, 2, 3, 4) for d in range(5))
