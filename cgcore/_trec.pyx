@@ -123,6 +123,22 @@ cdef struct UInt32s:
     Py_ssize_t capacity
 
 
+cdef enum:
+    LARGE_BYTES = 1 << 20      # a growing array past this size ...
+    MAPPED_BYTES = 1 << 25     # ... gets room for at least this many bytes at once
+
+
+cdef inline Py_ssize_t _large(Py_ssize_t capacity, Py_ssize_t item) noexcept nogil:
+    """``capacity``, raised to MAPPED_BYTES (32 MiB) of items for an array past
+    LARGE_BYTES. glibc serves a block that large with mmap (its threshold is at most
+    32 MiB), so that growing it is an mremap, not a copy, and freeing it gives the
+    memory back at once (the arrays of a file read in parts, each a few MiB, would
+    otherwise leave holes in the heap). Only the pages written become resident."""
+    if capacity * item > LARGE_BYTES and capacity * item < MAPPED_BYTES:
+        return (MAPPED_BYTES + item - 1) // item
+    return capacity
+
+
 cdef int _reserve(void** data, Py_ssize_t* capacity, Py_ssize_t needed,
                   Py_ssize_t item) noexcept nogil:
     cdef Py_ssize_t new_capacity
@@ -132,6 +148,7 @@ cdef int _reserve(void** data, Py_ssize_t* capacity, Py_ssize_t needed,
     new_capacity = capacity[0] * 2 if capacity[0] > 0 else 1024
     while new_capacity < needed:
         new_capacity *= 2
+    new_capacity = _large(new_capacity, item)
     grown = realloc(data[0], new_capacity * item)
     if grown == NULL:
         return -1
@@ -143,17 +160,17 @@ cdef int _reserve(void** data, Py_ssize_t* capacity, Py_ssize_t needed,
 cdef int _extend(void** data, Py_ssize_t* size, Py_ssize_t* capacity, const void* more,
                  Py_ssize_t n, Py_ssize_t item, bint replace=False) noexcept nogil:
     """Append (or with ``replace``, set) ``n`` items of ``item`` bytes, growing the
-    array to exactly its new size; -1 when out of memory."""
+    array to exactly its new size (see _large); -1 when out of memory."""
     cdef Py_ssize_t at = 0 if replace else size[0]
     cdef void* grown
     if n == 0:
         size[0] = at
         return 0
     if at + n > capacity[0]:
-        grown = realloc(data[0], (at + n) * item)
+        grown = realloc(data[0], _large(at + n, item) * item)
         if grown == NULL:
             return -1
-        data[0], capacity[0] = grown, at + n
+        data[0], capacity[0] = grown, _large(at + n, item)
     memcpy(<char*>data[0] + at * item, more, n * item)
     size[0] = at + n
     return 0
