@@ -161,16 +161,17 @@ cdef int _extend(void** data, Py_ssize_t* size, Py_ssize_t* capacity, const void
                  Py_ssize_t n, Py_ssize_t item, bint replace=False) noexcept nogil:
     """Append (or with ``replace``, set) ``n`` items of ``item`` bytes, growing the
     array to exactly its new size (see _large); -1 when out of memory."""
-    cdef Py_ssize_t at = 0 if replace else size[0]
+    cdef Py_ssize_t at = 0 if replace else size[0], new_capacity
     cdef void* grown
     if n == 0:
         size[0] = at
         return 0
     if at + n > capacity[0]:
-        grown = realloc(data[0], _large(at + n, item) * item)
+        new_capacity = _large(at + n, item)
+        grown = realloc(data[0], new_capacity * item)
         if grown == NULL:
             return -1
-        data[0], capacity[0] = grown, _large(at + n, item)
+        data[0], capacity[0] = grown, new_capacity
     memcpy(<char*>data[0] + at * item, more, n * item)
     size[0] = at + n
     return 0
