@@ -260,13 +260,17 @@ def _next_start(raw, offset: int) -> Optional[int]:
     (first field) differs from the data line before it. Comment lines (a first field starting with '#') and blank lines
     are passed over, as the parsers do. None if there is none within SEARCH_BYTES."""
     raw.seek(offset)
-    pending, position, previous, first = b"", offset, None, True
-    while position - offset < SEARCH_BYTES:
+    pending, position, previous, first, searched = [], offset, None, True, 0
+    while searched < SEARCH_BYTES:
         chunk = raw.read(1 << 16)
         if not chunk:
             return None
-        lines = (pending + chunk).split(b"\n")
-        pending = lines.pop()
+        searched += len(chunk)
+        if b"\n" not in chunk:          # within a long line: joined once its end is read
+            pending.append(chunk)
+            continue
+        lines = b"".join([*pending, chunk]).split(b"\n")
+        pending = [lines.pop()]
         for line in lines:
             if first:               # the rest of the line holding ``offset``
                 first = False

@@ -7,6 +7,7 @@ holds for plain dicts and for qrels prepared once (PreparedQrels).
 """
 import gc
 import gzip
+import io
 import math
 import pickle
 import re
@@ -581,6 +582,30 @@ def test_the_parts_start_where_topics_start(tmp_path, monkeypatch):
         assert text[start:].split()[0] != previous
     run_path.write_text("".join(f"1 Q0 d{d} {d} 1.0 t\n" for d in range(50)))   # one topic
     assert native._part_starts(str(run_path), 4) == [0]
+
+
+class _CountingReader(io.BytesIO):
+    def __init__(self, data):
+        super().__init__(data)
+        self.bytes_read = 0
+
+    def read(self, size=-1):
+        chunk = super().read(size)
+        self.bytes_read += len(chunk)
+        return chunk
+
+
+def test_a_part_start_is_looked_for_within_search_bytes_in_linear_time(monkeypatch):
+    """Lines longer than a read (joined once, not at every read) before the next
+    topic; a line longer than SEARCH_BYTES ends the search after that many bytes."""
+    monkeypatch.setattr(native, "SEARCH_BYTES", 1 << 18)
+    long_line = b"1 Q0 " + b"x" * 150_000 + b" 1 1.0 t\n"
+    text = b"1 Q0 a 1 2.0 t\n" + long_line + b"2 Q0 b 1 1.0 t\n"
+    reader = _CountingReader(text)
+    assert native._next_start(reader, 3) == text.index(b"2 Q0 b")
+    reader = _CountingReader(b"1 Q0 a 1 2.0 t\n1 Q0 " + b"x" * (1 << 20) + b" 1 1.0 t\n2 Q0 b\n")
+    assert native._next_start(reader, 3) is None
+    assert reader.bytes_read <= native.SEARCH_BYTES + (1 << 16)
 
 
 def test_a_topic_split_between_parts_or_a_bad_line_in_a_later_part_steps_aside(
