@@ -54,10 +54,10 @@ from cumgain.exceptions import InputError
 from cumgain.gains import GainMapping, GainSpec, gain_mapping
 from cumgain.measures import Measure, parse_measures
 from cumgain.native import (
-    PARTS_PER_THREAD,
     RankedInput,
     auto_threads,
     check_threads,
+    parts_for,
     read_ranked,
 )
 from cumgain.trec_io import Qrels, Run, load_qrels, load_run
@@ -796,7 +796,7 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
         return [_compute(measure, context) for measure in measure_list]
 
     workers = auto_threads(threads) if len(everything.levels) >= PARALLEL_MEASURE_ROWS else 1
-    ranges = _topic_bounds(everything, workers * PARTS_PER_THREAD if workers > 1 else 1)
+    ranges = _topic_bounds(everything, parts_for(workers))
     if len(ranges) > 1:                 # the kernels release the GIL
         with ThreadPoolExecutor(min(workers, len(ranges))) as pool:
             parts = list(pool.map(columns_of, *zip(*ranges)))

@@ -137,12 +137,18 @@ def _add_dict(parser, source: dict) -> bool:
     return parser.add_dict(source) == _trec.STATUS_OK and parser.finish() == _trec.STATUS_OK
 
 
-DICT_TOPICS_PER_THREAD = 256    # a run dict is ranked by threads of at least this many topics
+DICT_TOPICS_PER_THREAD = 256    # a run dict is cut in ranges of at least this many topics
 
 
 PARTS_PER_THREAD = 4        # work split between threads is cut in up to this many parts
                             # per thread, handed out in turn (the cores of a virtual
                             # machine may run at unequal speeds)
+
+
+def parts_for(threads: int) -> int:
+    """How many parts work for ``threads`` threads is cut in: PARTS_PER_THREAD per
+    thread, or one for one thread."""
+    return threads * PARTS_PER_THREAD if threads > 1 else 1
 
 
 def _in_threads(work, parts: int) -> None:
@@ -217,8 +223,7 @@ def _rank_dict(make_ranker, run: dict, threads: int):
     DICT_TOPICS_PER_THREAD, each ranked by a ranker of its own (see _parts_in_turn); a
     ranker holds the GIL only while it copies a batch of documents out of the dict.
     None if any stopped."""
-    parts = max(1, min(threads * PARTS_PER_THREAD if threads > 1 else 1,
-                       len(run) // DICT_TOPICS_PER_THREAD))
+    parts = max(1, min(parts_for(threads), len(run) // DICT_TOPICS_PER_THREAD))
     bounds = [len(run) * part // parts for part in range(parts + 1)]
     rankers = [make_ranker() for _ in range(parts)]
 
@@ -291,8 +296,10 @@ def _part_starts(path: str, parts: int) -> list:
     size = os.path.getsize(path)
     parts = max(1, min(parts, size // PART_BYTES))
     starts = [0]
+    if parts == 1:
+        return starts
     with open(path, "rb") as raw:
-        if parts > 1 and raw.read(2) == GZIP_MAGIC:
+        if raw.read(2) == GZIP_MAGIC:
             return starts
         for k in range(1, parts):
             start = _next_start(raw, size * k // parts)
@@ -333,7 +340,7 @@ def _read_file(make_parser, path, threads: int, run: bool):
     if any part stopped, or if a run topic spans two parts (an interleaved run: the
     reference reader takes it)."""
     source = os.fsdecode(os.fspath(path))
-    starts = _part_starts(source, threads * PARTS_PER_THREAD) if threads > 1 else [0]
+    starts = _part_starts(source, parts_for(threads))
     if len(starts) == 1:
         parser = make_parser()
         if not _feed(parser, source) or (run and parser.finish() != _trec.STATUS_OK):
