@@ -1406,6 +1406,8 @@ cdef struct RunState:
     Doubles out_levels
     Doubles out_scores
     Bytes out_judged           # 0 / 1 per ranked row
+    bint rows_borrowed         # the out_ arrays point into arrays the caller owns (see
+                               # RunRanker.write_rows_into): never grown nor freed here
     Bytes tag
     bint keep_scores
     Py_ssize_t n_lines_read
@@ -1557,7 +1559,14 @@ cdef int _reserve_entries(RunState* r, Py_ssize_t n) noexcept nogil:
 
 
 cdef int _reserve_outputs(RunState* r, Py_ssize_t n) noexcept nogil:
-    """Room for ``n`` more ranked rows."""
+    """Room for ``n`` more ranked rows. Borrowed rows hold exactly the rows counted
+    before ranking: more means the run dict changed meanwhile (BAD_LINE, so that the
+    reference reader reads it again)."""
+    if r.rows_borrowed:
+        if r.out_levels.size + n > r.out_levels.capacity:
+            r.status = BAD_LINE
+            return -1
+        return 0
     if _reserve(<void**>&r.out_levels.data, &r.out_levels.capacity, r.out_levels.size + n,
                 8) != 0 \
             or _reserve(<void**>&r.out_judged.data, &r.out_judged.capacity,
@@ -1764,6 +1773,8 @@ cdef class RunRanker:
     cdef QrelsTable qrels
     cdef bint finished
     cdef bint handed_over
+    cdef tuple rows            # the caller's (levels, judged, scores) while rows are borrowed
+    cdef Py_ssize_t rows_at    # and where this ranker's rows start in them
 
     def __cinit__(self, QrelsTable qrels, int ties, bint float32, int64_t depth,
                   uint64_t seed, bint keep_scores=True):
@@ -1797,9 +1808,10 @@ cdef class RunRanker:
         free(self.state.batch_judgments.data)
         free(self.state.batch_ends.data)
         free(self.state.counts.data)
-        free(self.state.out_levels.data)
-        free(self.state.out_scores.data)
-        free(self.state.out_judged.data)
+        if not self.state.rows_borrowed:
+            free(self.state.out_levels.data)
+            free(self.state.out_scores.data)
+            free(self.state.out_judged.data)
         free(self.state.tag.data)
 
     def feed(self, const unsigned char[::1] text):
@@ -1902,6 +1914,67 @@ cdef class RunRanker:
             if ranked != 0:
                 return r.status
 
+    def dict_rows(self, run, list bounds):
+        """The ranked rows (cut at the depth) of each range of a run dict's topics,
+        ``bounds[i]`` to ``bounds[i + 1]`` in the dict's order; None if a topic's
+        documents are not a dict (add_dict then stops)."""
+        if not PyDict_CheckExact(run):
+            return None
+        cdef Py_ssize_t position = 0, index = 0, n_docs, part = 0, n_parts = len(bounds) - 1
+        cdef PyObject* qid
+        cdef PyObject* docs
+        rows = [0] * max(n_parts, 0)
+        while part < n_parts and PyDict_Next(run, &position, &qid, &docs):
+            if not PyDict_CheckExact(<object>docs):
+                return None
+            while part < n_parts and index >= bounds[part + 1]:
+                part += 1
+            if part < n_parts and index >= bounds[part]:
+                n_docs = PyDict_Size(<object>docs)
+                rows[part] += n_docs if self.state.depth < 0 or self.state.depth > n_docs \
+                    else self.state.depth
+            index += 1
+        return rows
+
+    def write_rows_into(self, levels, judged, scores, Py_ssize_t at, Py_ssize_t n):
+        """Write the ranked rows into ``levels[at:at + n]`` (float64), ``judged[at:at +
+        n]`` (uint8, 0 / 1) and, if the ranker keeps scores, ``scores[at:at + n]``
+        (float64): numpy arrays the caller owns, instead of arrays of its own. The
+        rankers of consecutive topic ranges of a run dict then fill one output, and
+        append() moves no rows. Before anything is ranked; ``n``: the rows the range
+        will rank (see dict_rows)."""
+        cdef RunState* r = &self.state
+        cdef double[::1] levels_view = levels
+        cdef unsigned char[::1] judged_view = judged
+        cdef double[::1] scores_view
+        if r.keep_scores and scores is None:
+            raise ValueError("the rows do not fit the arrays: this ranker keeps scores")
+        if r.keep_scores:
+            scores_view = scores
+        if self.finished or r.status != OK or r.out_levels.capacity or r.rows_borrowed:
+            raise ValueError("write_rows_into comes before anything is ranked")
+        if at < 0 or n < 0 or at + n > levels_view.shape[0] or at + n > judged_view.shape[0] \
+                or (r.keep_scores and at + n > scores_view.shape[0]):
+            raise ValueError("the rows do not fit the arrays")
+        self.rows, self.rows_at = (levels, judged, scores if r.keep_scores else None), at
+        r.rows_borrowed = True
+        if n == 0:
+            return
+        r.out_levels.data, r.out_levels.capacity = &levels_view[at], n
+        r.out_judged.data, r.out_judged.capacity = <char*>&judged_view[at], n
+        if r.keep_scores:
+            r.out_scores.data, r.out_scores.capacity = &scores_view[at], n
+
+    cdef bint _rows_follow(self, RunRanker other):
+        """Whether ``other``'s borrowed rows start where this ranker's end, this one's
+        all written: then appending them moves nothing."""
+        cdef RunState* r = &self.state
+        cdef RunState* o = &other.state
+        return r.rows_borrowed and o.rows_borrowed \
+            and all(mine is theirs for mine, theirs in zip(self.rows, other.rows)) \
+            and self.rows_at + r.out_levels.size == other.rows_at \
+            and r.out_levels.size == r.out_levels.capacity
+
     def append(self, RunRanker other not None):
         """Move the ranked topics of ``other`` (the next part of the same run, finished)
         after this ranker's own (finished too), as if one ranker had read both parts;
@@ -1917,6 +1990,10 @@ cdef class RunRanker:
         cdef Py_ssize_t i, n
         cdef int64_t topic
         cdef const char* text
+        cdef bint rows_follow = self._rows_follow(other)
+        if (r.rows_borrowed or o.rows_borrowed) and not rows_follow:
+            r.status = BAD_LINE     # rows not all written: the run dict changed meanwhile
+            return r.status
         with nogil:
             for i in range(_strings_count(&o.topics)):
                 text, n = _strings_text(&o.topics, i), _strings_length(&o.topics, i)
@@ -1927,16 +2004,30 @@ cdef class RunRanker:
                 if topic < 0:
                     r.status = NO_MEMORY
                     break
+            if r.status == OK and rows_follow:      # the rows are in place already
+                if r.out_levels.capacity == 0:      # (this ranker's range had none)
+                    r.out_levels.data = o.out_levels.data
+                    r.out_judged.data = o.out_judged.data
+                    r.out_scores.data = o.out_scores.data
+                r.out_levels.size += o.out_levels.size
+                r.out_levels.capacity += o.out_levels.capacity
+                r.out_judged.size += o.out_judged.size
+                r.out_judged.capacity += o.out_judged.capacity
+                r.out_scores.size += o.out_scores.size
+                r.out_scores.capacity += o.out_scores.capacity
+                o.out_levels.data, o.out_judged.data, o.out_scores.data = NULL, NULL, NULL
+                o.out_levels.size = o.out_judged.size = o.out_scores.size = 0
+                o.out_levels.capacity = o.out_judged.capacity = o.out_scores.capacity = 0
             if r.status == OK and (
                     _extend(<void**>&r.counts.data, &r.counts.size, &r.counts.capacity,
                             o.counts.data, o.counts.size, 8) != 0
-                    or _extend(<void**>&r.out_levels.data, &r.out_levels.size,
+                    or (not rows_follow and _extend(<void**>&r.out_levels.data, &r.out_levels.size,
                                &r.out_levels.capacity, o.out_levels.data, o.out_levels.size,
-                               8) != 0
-                    or _extend(<void**>&r.out_judged.data, &r.out_judged.size,
+                               8) != 0)
+                    or (not rows_follow and _extend(<void**>&r.out_judged.data, &r.out_judged.size,
                                &r.out_judged.capacity, o.out_judged.data, o.out_judged.size,
-                               1) != 0
-                    or (r.keep_scores and _extend(
+                               1) != 0)
+                    or (r.keep_scores and not rows_follow and _extend(
                         <void**>&r.out_scores.data, &r.out_scores.size,
                         &r.out_scores.capacity, o.out_scores.data, o.out_scores.size, 8) != 0)
                     or (o.n_lines_read > 0 and _extend(
@@ -1948,9 +2039,10 @@ cdef class RunRanker:
         r.n_lines_read += o.n_lines_read
         r.lines_seen += o.lines_seen
         _release_int64s(&o.counts)
-        _release(<void**>&o.out_levels.data, &o.out_levels.size, &o.out_levels.capacity)
-        _release(<void**>&o.out_judged.data, &o.out_judged.size, &o.out_judged.capacity)
-        _release(<void**>&o.out_scores.data, &o.out_scores.size, &o.out_scores.capacity)
+        if not o.rows_borrowed:
+            _release(<void**>&o.out_levels.data, &o.out_levels.size, &o.out_levels.capacity)
+            _release(<void**>&o.out_judged.data, &o.out_judged.size, &o.out_judged.capacity)
+            _release(<void**>&o.out_scores.data, &o.out_scores.size, &o.out_scores.capacity)
         other.handed_over = True
         return r.status
 
@@ -1971,6 +2063,11 @@ cdef class RunRanker:
         """Data lines read."""
         return self.state.n_lines_read
 
+    @property
+    def keeps_scores(self):
+        """Whether the ranked rows keep their scores (for ties="average")."""
+        return self.state.keep_scores
+
     def result(self):
         """(topics in order of appearance, offsets, levels, judged, scores or None, tag).
 
@@ -1984,6 +2081,13 @@ cdef class RunRanker:
         offsets = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         cdef RunState* r = &self.state
+        if r.rows_borrowed:         # the caller's arrays, as far as written
+            stop = self.rows_at + r.out_levels.size
+            levels = self.rows[0][self.rows_at:stop]
+            judged = self.rows[1][self.rows_at:stop].view(np.bool_)
+            scores = self.rows[2][self.rows_at:stop] if r.keep_scores else None
+            tag = r.tag.data[:r.tag.size].decode("utf-8") if r.tag.size else ""
+            return _strings_list(&r.topics), offsets, levels, judged, scores, tag
         levels = _hand_over(<void**>&r.out_levels.data, &r.out_levels.size,
                             &r.out_levels.capacity, np.float64)
         judged = _hand_over(<void**>&r.out_judged.data, &r.out_judged.size,

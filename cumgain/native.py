@@ -220,12 +220,20 @@ def _parts_in_turn(parsers: list, threads: int, read):
 
 def _rank_dict(make_ranker, run: dict, threads: int):
     """A finished ranker of a run dict, its topics cut in ranges of at least
-    DICT_TOPICS_PER_THREAD, each ranked by a ranker of its own (see _parts_in_turn); a
-    ranker holds the GIL only while it copies a batch of documents out of the dict.
-    None if any stopped."""
+    DICT_TOPICS_PER_THREAD, each ranked by a ranker of its own (see _parts_in_turn)
+    into its place in one output (so that joining them copies no rows, nor makes the
+    process touch memory twice); a ranker holds the GIL only while it copies a batch of
+    documents out of the dict. None if any stopped."""
     parts = max(1, min(parts_for(threads), len(run) // DICT_TOPICS_PER_THREAD))
     bounds = [len(run) * part // parts for part in range(parts + 1)]
     rankers = [make_ranker() for _ in range(parts)]
+    rows = rankers[0].dict_rows(run, bounds) if parts > 1 else None
+    if rows is not None:        # the ranges' rows go straight into one output
+        total = sum(rows)
+        levels, judged = np.empty(total, np.float64), np.empty(total, np.uint8)
+        scores = np.empty(total, np.float64) if rankers[0].keeps_scores else None
+        for ranker, at, n in zip(rankers, np.cumsum([0] + rows[:-1]).tolist(), rows):
+            ranker.write_rows_into(levels, judged, scores, at, n)
 
     def read(part: int) -> bool:
         return rankers[part].add_dict(run, bounds[part], bounds[part + 1]) == _trec.STATUS_OK \

@@ -258,6 +258,99 @@ def test_a_run_dict_ranked_in_topic_ranges_ranks_as_one_ranker(topic_docs, cuts,
     assert _ranked_columns(parts[0]) == _ranked_columns(whole)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(DICT_DOCNOS), dict_scores, max_size=8),
+                min_size=1, max_size=7),
+       st.lists(st.integers(0, 7), max_size=4), st.sampled_from([-1, 0, 1, 3]),
+       st.booleans())
+def test_rankers_of_topic_ranges_writing_into_one_output_rank_as_one_ranker(
+        topic_docs, cuts, depth, keep_scores):
+    """RunRanker.write_rows_into: the rankers of consecutive topic ranges (some empty)
+    write their rows (cut at the depth, as dict_rows counts them) straight into the
+    caller's arrays; appended in order, they give one ranker's columns, and the result
+    is those arrays, the rows never moved."""
+    run = {f"t{i}": docs for i, docs in enumerate(topic_docs)}
+    table = _trec.QrelsTable(False)
+    assert table.add_dict({"t0": {"a": 2, "b": 1}, "t3": {"é": 1}}) == _trec.STATUS_OK
+    assert table.finish() == _trec.STATUS_OK
+
+    def ranker():
+        return _trec.RunRanker(table, _trec.TIES_DOCNO_DESC, True, depth, 7, keep_scores)
+
+    whole = ranker()
+    assert whole.add_dict(run) == _trec.STATUS_OK and whole.finish() == _trec.STATUS_OK
+    bounds = [0] + sorted(min(cut, len(run)) for cut in cuts) + [len(run)]
+    parts = [ranker() for _ in bounds[1:]]
+    rows = parts[0].dict_rows(run, bounds)
+    assert rows == [sum(len(docs) if depth < 0 else min(depth, len(docs))
+                        for docs in topic_docs[first:stop])
+                    for first, stop in zip(bounds, bounds[1:])]
+    levels, judged = np.full(sum(rows), -1.0), np.full(sum(rows), 7, np.uint8)
+    scores = np.full(sum(rows), -1.0) if keep_scores else None
+    at = 0
+    for part, first, stop, n in zip(parts, bounds, bounds[1:], rows):
+        part.write_rows_into(levels, judged, scores, at, n)
+        at += n
+        assert part.add_dict(run, first, stop) == _trec.STATUS_OK
+        assert part.finish() == _trec.STATUS_OK
+    for part in parts[1:]:
+        assert parts[0].append(part) == _trec.STATUS_OK
+    topics, offsets, got_levels, got_judged, got_scores, _ = parts[0].result()
+    expected = whole.result()
+    assert (topics, offsets.tolist()) == (expected[0], expected[1].tolist())
+    assert got_levels.tolist() == expected[2].tolist() == levels.tolist()
+    assert got_judged.tolist() == expected[3].tolist() == judged.astype(bool).tolist()
+    assert got_judged.dtype == np.bool_
+    if keep_scores:
+        assert got_scores.tolist() == expected[4].tolist() == scores.tolist()
+    else:
+        assert got_scores is None and expected[4] is None
+    if len(levels):
+        assert np.shares_memory(got_levels, levels) and np.shares_memory(got_judged, judged)
+        assert not keep_scores or np.shares_memory(got_scores, scores)
+
+
+def _two_rankers_into_one_output(run, rows):
+    table = _trec.QrelsTable(False)
+    assert table.add_dict({"t0": {"a": 1}}) == _trec.STATUS_OK and table.finish() == _trec.STATUS_OK
+    rankers = [_trec.RunRanker(table, _trec.TIES_DOCNO_DESC, True, -1, 0, False)
+               for _ in rows]
+    levels, judged = np.zeros(sum(rows)), np.zeros(sum(rows), np.uint8)
+    for ranker, at, n in zip(rankers, [0, rows[0]], rows):
+        ranker.write_rows_into(levels, judged, None, at, n)
+    return rankers
+
+
+def test_a_ranker_given_fewer_rows_than_its_range_ranks_stops():
+    """More rows than counted (a run dict changed after dict_rows) stop the ranker,
+    never write past its rows; fewer rows than counted leave a gap, and appending the
+    next range's then stops: the reference reader takes over."""
+    run = {"t0": {"a": 1.0, "b": 2.0}, "t1": {"c": 1.0, "d": 2.0}}
+    first, second = _two_rankers_into_one_output(run, [1, 2])
+    assert first.add_dict(run, 0, 1) != _trec.STATUS_OK        # 2 rows, room for 1
+    first, second = _two_rankers_into_one_output(run, [3, 2])
+    assert first.add_dict(run, 0, 1) == _trec.STATUS_OK and first.finish() == _trec.STATUS_OK
+    assert second.add_dict(run, 1, 2) == _trec.STATUS_OK and second.finish() == _trec.STATUS_OK
+    assert first.append(second) != _trec.STATUS_OK            # a row short before it
+
+
+def test_write_rows_into_checks_its_arguments():
+    table = _trec.QrelsTable(False)
+    assert table.add_dict({"t0": {"a": 1}}) == _trec.STATUS_OK and table.finish() == _trec.STATUS_OK
+    ranker = _trec.RunRanker(table, _trec.TIES_DOCNO_DESC, True, -1, 0, True)
+    levels, judged = np.zeros(3), np.zeros(3, np.uint8)
+    with pytest.raises(ValueError, match="do not fit"):
+        ranker.write_rows_into(levels, judged, np.zeros(3), 1, 3)
+    with pytest.raises(ValueError, match="do not fit"):
+        ranker.write_rows_into(levels, judged, np.zeros(2), 0, 3)    # scores too short
+    with pytest.raises(ValueError, match="keeps scores"):
+        ranker.write_rows_into(levels, judged, None, 0, 3)
+    assert ranker.add_dict({"t0": {"a": 1.0}}) == _trec.STATUS_OK
+    with pytest.raises(ValueError, match="before anything is ranked"):
+        ranker.write_rows_into(levels, judged, np.zeros(3), 0, 3)
+    assert ranker.dict_rows({"t0": {"a": 1.0}, "t1": [("a", 1.0)]}, [0, 2]) is None
+
+
 def test_run_dicts_ranked_in_batches_and_in_threads_equal_the_reference(monkeypatch):
     """add_dict ranks the topics it collects in batches of about DICT_BATCH documents
     (the GIL released meanwhile), and read_ranked splits a run dict's topics between
