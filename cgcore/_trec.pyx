@@ -1765,6 +1765,22 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
     return 0
 
 
+cdef void _take_following_rows(RunState* r, RunState* o) noexcept nogil:
+    """Count ``o``'s borrowed rows, which follow ``r``'s in the same arrays, as ``r``'s."""
+    if r.out_levels.capacity == 0:      # (r's range had none)
+        r.out_levels.data, r.out_judged.data = o.out_levels.data, o.out_judged.data
+        r.out_scores.data = o.out_scores.data
+    r.out_levels.size += o.out_levels.size
+    r.out_levels.capacity += o.out_levels.capacity
+    r.out_judged.size += o.out_judged.size
+    r.out_judged.capacity += o.out_judged.capacity
+    r.out_scores.size += o.out_scores.size
+    r.out_scores.capacity += o.out_scores.capacity
+    o.out_levels.data, o.out_judged.data, o.out_scores.data = NULL, NULL, NULL
+    o.out_levels.size = o.out_judged.size = o.out_scores.size = 0
+    o.out_levels.capacity = o.out_judged.capacity = o.out_scores.capacity = 0
+
+
 cdef class RunRanker:
     """Parse a run in whole-line blocks, ranking and joining each topic against
     ``qrels`` as soon as its lines end. Call :meth:`finish` after the last block."""
@@ -2005,31 +2021,21 @@ cdef class RunRanker:
                     r.status = NO_MEMORY
                     break
             if r.status == OK and rows_follow:      # the rows are in place already
-                if r.out_levels.capacity == 0:      # (this ranker's range had none)
-                    r.out_levels.data = o.out_levels.data
-                    r.out_judged.data = o.out_judged.data
-                    r.out_scores.data = o.out_scores.data
-                r.out_levels.size += o.out_levels.size
-                r.out_levels.capacity += o.out_levels.capacity
-                r.out_judged.size += o.out_judged.size
-                r.out_judged.capacity += o.out_judged.capacity
-                r.out_scores.size += o.out_scores.size
-                r.out_scores.capacity += o.out_scores.capacity
-                o.out_levels.data, o.out_judged.data, o.out_scores.data = NULL, NULL, NULL
-                o.out_levels.size = o.out_judged.size = o.out_scores.size = 0
-                o.out_levels.capacity = o.out_judged.capacity = o.out_scores.capacity = 0
+                _take_following_rows(r, o)
+            elif r.status == OK and (
+                    _extend(<void**>&r.out_levels.data, &r.out_levels.size,
+                            &r.out_levels.capacity, o.out_levels.data, o.out_levels.size,
+                            8) != 0
+                    or _extend(<void**>&r.out_judged.data, &r.out_judged.size,
+                               &r.out_judged.capacity, o.out_judged.data, o.out_judged.size,
+                               1) != 0
+                    or (r.keep_scores and _extend(
+                        <void**>&r.out_scores.data, &r.out_scores.size,
+                        &r.out_scores.capacity, o.out_scores.data, o.out_scores.size, 8) != 0)):
+                r.status = NO_MEMORY
             if r.status == OK and (
                     _extend(<void**>&r.counts.data, &r.counts.size, &r.counts.capacity,
                             o.counts.data, o.counts.size, 8) != 0
-                    or (not rows_follow and _extend(<void**>&r.out_levels.data, &r.out_levels.size,
-                               &r.out_levels.capacity, o.out_levels.data, o.out_levels.size,
-                               8) != 0)
-                    or (not rows_follow and _extend(<void**>&r.out_judged.data, &r.out_judged.size,
-                               &r.out_judged.capacity, o.out_judged.data, o.out_judged.size,
-                               1) != 0)
-                    or (r.keep_scores and not rows_follow and _extend(
-                        <void**>&r.out_scores.data, &r.out_scores.size,
-                        &r.out_scores.capacity, o.out_scores.data, o.out_scores.size, 8) != 0)
                     or (o.n_lines_read > 0 and _extend(
                         <void**>&r.tag.data, &r.tag.size, &r.tag.capacity, o.tag.data,
                         o.tag.size, 1, True) != 0)):

@@ -324,7 +324,8 @@ def _two_rankers_into_one_output(run, rows):
 def test_a_ranker_given_fewer_rows_than_its_range_ranks_stops():
     """More rows than counted (a run dict changed after dict_rows) stop the ranker,
     never write past its rows; fewer rows than counted leave a gap, and appending the
-    next range's then stops: the reference reader takes over."""
+    next range's then stops, as does appending rows that do not follow: the reference
+    reader takes over."""
     run = {"t0": {"a": 1.0, "b": 2.0}, "t1": {"c": 1.0, "d": 2.0}}
     first, second = _two_rankers_into_one_output(run, [1, 2])
     assert first.add_dict(run, 0, 1) != _trec.STATUS_OK        # 2 rows, room for 1
@@ -332,6 +333,10 @@ def test_a_ranker_given_fewer_rows_than_its_range_ranks_stops():
     assert first.add_dict(run, 0, 1) == _trec.STATUS_OK and first.finish() == _trec.STATUS_OK
     assert second.add_dict(run, 1, 2) == _trec.STATUS_OK and second.finish() == _trec.STATUS_OK
     assert first.append(second) != _trec.STATUS_OK            # a row short before it
+    first, second = _two_rankers_into_one_output(run, [2, 2])
+    assert first.add_dict(run, 0, 1) == _trec.STATUS_OK and first.finish() == _trec.STATUS_OK
+    assert second.add_dict(run, 1, 2) == _trec.STATUS_OK and second.finish() == _trec.STATUS_OK
+    assert second.append(first) != _trec.STATUS_OK            # not the rows that follow
 
 
 def test_write_rows_into_checks_its_arguments():
