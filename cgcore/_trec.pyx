@@ -657,9 +657,26 @@ cdef bint _exact_number(object value, double* out):
 
 # ---------------------------------------------------------------- qrels
 
+cdef Py_ssize_t MAX_SEGMENT_BYTES = 0xFFFFFFFF   # docno bytes a segment holds (its docno
+                                                # starts are uint32)
+cdef Py_ssize_t _segment_bytes = MAX_SEGMENT_BYTES   # the limit applied (see the test hook)
+SEGMENT_BYTES = MAX_SEGMENT_BYTES               # (for the tests)
+
+
+def _set_segment_bytes(Py_ssize_t n):
+    """Set how many docno bytes a qrels segment may hold, at most MAX_SEGMENT_BYTES (a
+    test hook: past it a table stops and the reference reader reads the file); returns
+    the previous limit."""
+    global _segment_bytes
+    if not 0 <= n <= MAX_SEGMENT_BYTES:
+        raise ValueError(f"a segment holds 0 to {MAX_SEGMENT_BYTES} docno bytes")
+    previous, _segment_bytes = _segment_bytes, n
+    return previous
+
+
 cdef struct Segment:        # the docnos of the table's rows first_row, first_row + 1, ...
     Bytes docnos           # docno of its row r: docnos[doc_starts[r]:doc_starts[r + 1]]
-    Int64s doc_starts
+    UInt32s doc_starts     # (so a segment holds at most MAX_SEGMENT_BYTES of docnos)
     UInt32s tags           # of its row r: _tag32 of the docno's hash (hashed once, as read)
     int64_t first_row
 
@@ -854,10 +871,12 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
 
 
 cdef inline int _push_docno(QrelsState* q, const char* docno, Py_ssize_t n) noexcept nogil:
-    """Add the next row's docno (and its tag) to the last segment; -1 when out of memory."""
+    """Add the next row's docno (and its tag) to the last segment; -1 when out of memory
+    or past MAX_SEGMENT_BYTES of docnos (the reference reader then reads the file)."""
     cdef Segment* last = &q.segments[q.n_segments - 1]
-    if _push_bytes(&last.docnos, docno, n) != 0 \
-            or _push_int64(&last.doc_starts, last.docnos.size) != 0 \
+    if last.docnos.size + n > _segment_bytes \
+            or _push_bytes(&last.docnos, docno, n) != 0 \
+            or _push_uint32(&last.doc_starts, <uint32_t>last.docnos.size) != 0 \
             or _push_uint32(&last.tags, _tag32(_hash(docno, n, 0))) != 0:
         return -1
     return 0
@@ -1037,10 +1056,11 @@ cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
     memset(&joined, 0, sizeof(Segment))
     for k in range(q.n_segments):
         n_bytes += q.segments[k].docnos.size
-    if _reserve(<void**>&joined.tags.data, &joined.tags.capacity, n_rows, 4) != 0 \
+    if n_bytes > _segment_bytes \
+            or _reserve(<void**>&joined.tags.data, &joined.tags.capacity, n_rows, 4) != 0 \
             or _reserve(<void**>&joined.docnos.data, &joined.docnos.capacity, n_bytes, 1) != 0 \
             or _reserve(<void**>&joined.doc_starts.data, &joined.doc_starts.capacity, n_rows + 1,
-                        8) != 0:
+                        4) != 0:
         _segment_free(&joined)
         return -1
     joined.doc_starts.data[0] = 0
@@ -1052,7 +1072,7 @@ cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
         if n > 0:
             memcpy(joined.docnos.data + joined.docnos.size, _docno(segment, row), n)
         joined.docnos.size += n
-        joined.doc_starts.data[i + 1] = joined.docnos.size
+        joined.doc_starts.data[i + 1] = <uint32_t>joined.docnos.size
     joined.tags.size, joined.doc_starts.size = n_rows, n_rows + 1
     for k in range(q.n_segments):
         _segment_free(&q.segments[k])
@@ -1120,7 +1140,7 @@ cdef class QrelsTable:
             raise MemoryError()
         self.state.n_segments = 1
         if _strings_init(&self.state.topics) != 0 or \
-                _push_int64(&self.state.segments[0].doc_starts, 0) != 0:
+                _push_uint32(&self.state.segments[0].doc_starts, 0) != 0:
             raise MemoryError()
 
     def __dealloc__(self):

@@ -611,6 +611,44 @@ def test_files_read_in_parts_rank_as_one_reader(tmp_path, monkeypatch, data, tie
         (whole.qrels_topics, whole.qrels_offsets.tolist(), whole.qrels_levels.tolist())
 
 
+@pytest.fixture
+def segment_bytes():
+    """Set the docno bytes a qrels segment holds (4 GiB in use: its docno starts are
+    uint32) for a test, restoring the limit afterwards."""
+    previous = _trec._set_segment_bytes(_trec.SEGMENT_BYTES)
+    yield _trec._set_segment_bytes
+    _trec._set_segment_bytes(previous)
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_qrels_past_what_a_segment_holds_go_to_the_reference_reader(
+        tmp_path, monkeypatch, segment_bytes, interleaved):
+    """A qrels part with more docno bytes than a segment holds, or parts whose topics
+    must be joined into one segment holding more, stop the native table; the reference
+    reader then reads the files, with the same numbers."""
+    qrels_lines = [f"{topic} 0 doc{doc} {doc % 3}" for topic in range(4) for doc in range(30)]
+    if interleaved:         # topic 0 again at the end: the parts must be joined
+        qrels_lines = qrels_lines[30:] + qrels_lines[:30]
+        qrels_lines = qrels_lines[:45] + qrels_lines[90:] + qrels_lines[45:90]
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    qrels_path.write_text("\n".join(qrels_lines) + "\n")
+    run_path.write_text("".join(f"{topic} Q0 doc{doc} {doc} {100 - doc} tag\n"
+                                for topic in range(4) for doc in range(0, 40, 2)))
+    monkeypatch.setattr(native, "PART_BYTES", 1)
+    expected = both_ways(qrels_path, run_path)[1]
+    docno_bytes = sum(len(line.split()[2]) for line in qrels_lines)
+    assert native.native_qrels(qrels_path, threads=2) is not None
+    segment_bytes(docno_bytes - 1)          # each part fits, the whole does not
+    joined = native.native_qrels(qrels_path, threads=2)
+    assert (joined is None) == interleaved
+    assert native.native_qrels(qrels_path, threads=1) is None      # one part: too big
+    got, reference = both_ways(qrels_path, run_path, threads=1)
+    assert_same(got, expected)
+    assert_same(reference, expected)
+    with pytest.raises(ValueError):
+        segment_bytes(_trec.SEGMENT_BYTES + 1)
+
+
 class _Part:
     """A stand-in parser: records what was appended to it, in order."""
 
