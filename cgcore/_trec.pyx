@@ -1578,6 +1578,11 @@ cdef int _reserve_entries(RunState* r, Py_ssize_t n) noexcept nogil:
     return 0
 
 
+cdef inline Py_ssize_t _kept(int64_t depth, Py_ssize_t n) noexcept nogil:
+    """How many of a topic's ``n`` ranked documents are kept at ``depth`` (-1: all)."""
+    return n if depth < 0 or depth > n else depth
+
+
 cdef int _reserve_outputs(RunState* r, Py_ssize_t n) noexcept nogil:
     """Room for ``n`` more ranked rows. Borrowed rows hold exactly the rows counted
     before ranking: more means the run dict changed meanwhile (BAD_LINE, so that the
@@ -1610,7 +1615,7 @@ cdef int _rank_entries(RunState* r, Py_ssize_t n) noexcept nogil:
         for i in range(n):          # the slots now, the sort gives them time to arrive
             cg_prefetch(&r.judgments.slots[_first_slot(r.entries[i].hash, r.judgments.n_slots)])
     _sort_topic(r.ranked, r.entries, n, r.ties)
-    keep = n if r.depth < 0 or r.depth > n else r.depth
+    keep = _kept(r.depth, n)
     if _reserve_outputs(r, keep) != 0:
         return -1
     if _push_int64(&r.counts, keep) != 0:
@@ -1896,11 +1901,11 @@ cdef class RunRanker:
         while index + 1 < first and PyDict_Next(run, &topic_position, &qid, &docs):
             index += 1                  # to the range's first topic
         range_position, range_index = topic_position, index
-        while index + 1 < stop and PyDict_Next(run, &topic_position, &qid, &docs):
-            index += 1                  # room for the range's ranked rows
-            if PyDict_CheckExact(<object>docs):
-                n_docs = PyDict_Size(<object>docs)
-                total += n_docs if r.depth < 0 or r.depth > n_docs else r.depth
+        while not r.rows_borrowed and index + 1 < stop \
+                and PyDict_Next(run, &topic_position, &qid, &docs):
+            index += 1                  # room for the range's ranked rows (borrowed
+            if PyDict_CheckExact(<object>docs):     # rows were counted by dict_rows)
+                total += _kept(r.depth, PyDict_Size(<object>docs))
         if _reserve_outputs(r, total) != 0:
             return r.status
         topic_position, index = range_position, range_index
@@ -1956,7 +1961,7 @@ cdef class RunRanker:
         documents are not a dict (add_dict then stops)."""
         if not PyDict_CheckExact(run):
             return None
-        cdef Py_ssize_t position = 0, index = 0, n_docs, part = 0, n_parts = len(bounds) - 1
+        cdef Py_ssize_t position = 0, index = 0, part = 0, n_parts = len(bounds) - 1
         cdef PyObject* qid
         cdef PyObject* docs
         rows = [0] * max(n_parts, 0)
@@ -1966,9 +1971,7 @@ cdef class RunRanker:
             while part < n_parts and index >= bounds[part + 1]:
                 part += 1
             if part < n_parts and index >= bounds[part]:
-                n_docs = PyDict_Size(<object>docs)
-                rows[part] += n_docs if self.state.depth < 0 or self.state.depth > n_docs \
-                    else self.state.depth
+                rows[part] += _kept(self.state.depth, PyDict_Size(<object>docs))
             index += 1
         return rows
 
@@ -2112,14 +2115,13 @@ cdef class RunRanker:
             levels = self.rows[0][self.rows_at:stop]
             judged = self.rows[1][self.rows_at:stop].view(np.bool_)
             scores = self.rows[2][self.rows_at:stop] if r.keep_scores else None
-            tag = r.tag.data[:r.tag.size].decode("utf-8") if r.tag.size else ""
-            return _strings_list(&r.topics), offsets, levels, judged, scores, tag
-        levels = _hand_over(<void**>&r.out_levels.data, &r.out_levels.size,
-                            &r.out_levels.capacity, np.float64)
-        judged = _hand_over(<void**>&r.out_judged.data, &r.out_judged.size,
-                            &r.out_judged.capacity, np.bool_)
-        scores = _hand_over(<void**>&r.out_scores.data, &r.out_scores.size,
-                            &r.out_scores.capacity, np.float64) if r.keep_scores else None
+        else:
+            levels = _hand_over(<void**>&r.out_levels.data, &r.out_levels.size,
+                                &r.out_levels.capacity, np.float64)
+            judged = _hand_over(<void**>&r.out_judged.data, &r.out_judged.size,
+                                &r.out_judged.capacity, np.bool_)
+            scores = _hand_over(<void**>&r.out_scores.data, &r.out_scores.size,
+                                &r.out_scores.capacity, np.float64) if r.keep_scores else None
         tag = r.tag.data[:r.tag.size].decode("utf-8") if r.tag.size else ""
         return _strings_list(&r.topics), offsets, levels, judged, scores, tag
 
