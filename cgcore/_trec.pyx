@@ -70,6 +70,8 @@ STATUS_DUPLICATE = 2       # a docno twice in one topic
 STATUS_NOT_GROUPED = 3     # a run topic's lines are not contiguous
 STATUS_NO_MEMORY = 4
 STATUS_APPENDED = 5        # a table whose rows were appended to another: no longer usable
+STATUS_QRELS_DUPLICATE = 6  # a docno twice in one topic of a table finished unchecked,
+                            # found by a ranker (see QrelsTable.finish)
 
 # QrelsTable.finish(threads): at least this many judgments per thread checking duplicates
 CHECK_ROWS_PER_THREAD = 1 << 18
@@ -98,6 +100,9 @@ cdef enum:
     NOT_GROUPED = 3
     NO_MEMORY = 4
     APPENDED = 5
+    QRELS_DUPLICATE = 6
+
+cdef enum:
     MAX_FIELDS = 6
 
 # ---------------------------------------------------------------- growable arrays
@@ -697,6 +702,8 @@ cdef struct QrelsState:
     int64_t* slot_starts   # an indexed table keeps the index of every topic t:
     uint64_t* slots        # slots[slot_starts[t]:slot_starts[t + 1]] (else NULL)
     int64_t lines_seen     # physical lines fed so far
+    bint unchecked         # finished without the duplicate check: the rankers check
+                           # the topics they index, and check_unused_judgments the rest
     int status
     int64_t status_line
 
@@ -972,15 +979,19 @@ cdef bint _topics_within_segments(QrelsState* q) noexcept nogil:
     return True
 
 
-cdef int64_t _check_topics(QrelsState* q, Py_ssize_t first, Py_ssize_t stop) noexcept nogil:
-    """Check the (grouped) topics [first, stop) for duplicate docnos: -1 if there are
-    none, the grouped row of the first found, or -2 when out of memory. Only reads the
-    table, so ranges can be checked side by side."""
+cdef int64_t _check_topics(QrelsState* q, Py_ssize_t first, Py_ssize_t stop,
+                           const uint8_t* skip) noexcept nogil:
+    """Check the (grouped) topics [first, stop) for duplicate docnos, but those with
+    ``skip[t]`` set (unless NULL): -1 if there are none, the grouped row of the first
+    found, or -2 when out of memory. Only reads the table, so ranges can be checked
+    side by side."""
     cdef Py_ssize_t capacity = 0, t
     cdef int64_t found = -1
     cdef uint64_t* scratch = NULL
     cdef Lookup table
     for t in range(first, stop):
+        if skip != NULL and skip[t]:
+            continue
         if _judgment_count(q, t) >= 0xFFFFFFFFLL:
             found = -2                  # a Lookup slot holds a position + 1 in 32 bits
         else:
@@ -1265,17 +1276,26 @@ cdef class QrelsTable:
         o.status = APPENDED
         return q.status
 
-    def finish(self, int threads=1):
+    def finish(self, int threads=1, bint check=True):
         """Group the judgments by topic and check for duplicates, the topics split
-        between up to ``threads`` threads by judgments; returns the status."""
+        between up to ``threads`` threads by judgments; returns the status.
+
+        ``check=False`` (for a table that one run is ranked against, not kept):
+        without the check, which the rankers do as they index each topic they meet
+        (stopping with STATUS_QRELS_DUPLICATE), and
+        RunRanker.check_unused_judgments for the topics none met; so that a topic
+        is indexed once, not twice. Not for an indexed table (its index is the check)."""
         cdef int64_t found = -1
+        if not check and self.indexed:
+            raise ValueError("an indexed table is checked as it is indexed")
         if self.state.status == OK and not self.finished:
             with nogil:
                 _qrels_group(&self.state)
-            if self.state.status == OK:
+            if self.state.status == OK and check:
                 found = self._check_duplicates(threads)
             with nogil:
                 _qrels_checked(&self.state, found, self.indexed)
+            self.state.unchecked = self.state.status == OK and not check
         self.finished = True
         return self.state.status
 
@@ -1289,7 +1309,7 @@ cdef class QrelsTable:
         parts = max(1, min(threads, q.relevance.size // CHECK_ROWS_PER_THREAD))
         if parts == 1:
             with nogil:
-                found = _check_topics(q, 0, n_topics)
+                found = _check_topics(q, 0, n_topics, NULL)
             return found
         bounds = [0]
         for part in range(1, parts):
@@ -1314,7 +1334,7 @@ cdef class QrelsTable:
     def _check_range(self, list results, Py_ssize_t part, Py_ssize_t first, Py_ssize_t stop):
         cdef int64_t found
         with nogil:
-            found = _check_topics(&self.state, first, stop)
+            found = _check_topics(&self.state, first, stop, NULL)
         results[part] = found
 
     @property
@@ -1423,6 +1443,7 @@ cdef struct RunState:
     Int64s batch_judgments     # add_dict: per topic of the batch collected, its qrels
     Int64s batch_ends          # topic (-1: none) and the end of its documents
     Int64s counts              # per run topic: ranked rows kept
+    Int64s used_topics         # the qrels topics indexed, if the table is unchecked
     Doubles out_levels
     Doubles out_scores
     Bytes out_judged           # 0 / 1 per ranked row
@@ -1545,8 +1566,11 @@ cdef void _sort_topic(Ranked* items, Entry* entries, Py_ssize_t n, int ties) noe
 
 cdef int _use_topic(RunState* r, int64_t topic) noexcept nogil:
     """Point ``r.judgments`` at the index of qrels topic ``topic`` (none if < 0): the
-    table's own if it keeps one, else one built here; -1 when out of memory."""
+    table's own if it keeps one, else one built here, which checks the topic's
+    judgments for duplicates if the table is unchecked (noting the topic as used);
+    -1 when out of memory or on a duplicate judgment."""
     cdef QrelsState* q = r.qrels
+    cdef int64_t found
     r.judgments_topic = topic
     if topic < 0:
         r.judgments.slots, r.judgments.n_slots, r.judgments.first_row = NULL, 0, 0
@@ -1554,9 +1578,14 @@ cdef int _use_topic(RunState* r, int64_t topic) noexcept nogil:
         r.judgments.slots = q.slots + q.slot_starts[topic]
         r.judgments.n_slots = q.slot_starts[topic + 1] - q.slot_starts[topic]
         _point_at(q, topic, &r.judgments)
-    elif _scratch_index(q, topic, &r.judgments, &r.scratch, &r.n_scratch) == -2:
-        r.status = NO_MEMORY     # (duplicates were ruled out by the table's finish())
-        return -1
+    else:
+        found = _scratch_index(q, topic, &r.judgments, &r.scratch, &r.n_scratch)
+        if found == -2 or (q.unchecked and _push_int64(&r.used_topics, topic) != 0):
+            r.status = NO_MEMORY
+            return -1
+        if found >= 0:          # (a checked table has none: finish() ruled them out)
+            r.status = QRELS_DUPLICATE
+            return -1
     return 0
 
 
@@ -1849,6 +1878,7 @@ cdef class RunRanker:
         free(self.state.batch_judgments.data)
         free(self.state.batch_ends.data)
         free(self.state.counts.data)
+        free(self.state.used_topics.data)
         if not self.state.rows_borrowed:
             free(self.state.out_levels.data)
             free(self.state.out_scores.data)
@@ -2059,6 +2089,9 @@ cdef class RunRanker:
             if r.status == OK and (
                     _extend(<void**>&r.counts.data, &r.counts.size, &r.counts.capacity,
                             o.counts.data, o.counts.size, 8) != 0
+                    or _extend(<void**>&r.used_topics.data, &r.used_topics.size,
+                               &r.used_topics.capacity, o.used_topics.data,
+                               o.used_topics.size, 8) != 0
                     or (o.n_lines_read > 0 and _extend(
                         <void**>&r.tag.data, &r.tag.size, &r.tag.capacity, o.tag.data,
                         o.tag.size, 1, True) != 0)):
@@ -2068,6 +2101,7 @@ cdef class RunRanker:
         r.n_lines_read += o.n_lines_read
         r.lines_seen += o.lines_seen
         _release_int64s(&o.counts)
+        _release_int64s(&o.used_topics)
         if not o.rows_borrowed:
             _release(<void**>&o.out_levels.data, &o.out_levels.size, &o.out_levels.capacity)
             _release(<void**>&o.out_judged.data, &o.out_judged.size, &o.out_judged.capacity)
@@ -2091,6 +2125,38 @@ cdef class RunRanker:
     def n_lines(self):
         """Data lines read."""
         return self.state.n_lines_read
+
+    def check_unused_judgments(self):
+        """Once finished (with every part appended), against a table finished without
+        its duplicate check: check the qrels topics that no run topic used (the rest
+        were checked as they were indexed), then count the table as checked. Returns
+        the status: STATUS_QRELS_DUPLICATE if one has a docno twice. Nothing to do
+        for a checked table."""
+        if not self.finished or self.handed_over:
+            raise ValueError("check_unused_judgments comes once the ranker is finished")
+        cdef RunState* r = &self.state
+        cdef QrelsState* q = r.qrels
+        cdef Py_ssize_t i, n_topics = _strings_count(&q.topics)
+        cdef uint8_t* used
+        cdef int64_t found
+        if r.status != OK or not q.unchecked:
+            return r.status
+        used = <uint8_t*>calloc(n_topics + 1, 1)
+        if used == NULL:
+            raise MemoryError()
+        with nogil:
+            for i in range(r.used_topics.size):
+                used[r.used_topics.data[i]] = 1
+            found = _check_topics(q, 0, n_topics, used)
+        free(used)
+        _release_int64s(&r.used_topics)
+        if found == -2:
+            r.status = NO_MEMORY
+        elif found >= 0:
+            r.status = QRELS_DUPLICATE
+        else:
+            q.unchecked = False
+        return r.status
 
     @property
     def keeps_scores(self):

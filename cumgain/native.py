@@ -338,8 +338,9 @@ def _feed_in_parts(make_parser, path: str, starts: list, threads: int, run: bool
     return _parts_in_turn(parsers, threads, read)
 
 
-def _read_file(make_parser, path, threads: int, run: bool):
-    """A finished parser (a QrelsTable, or with ``run`` a RunRanker) of a file, read in
+def _read_file(make_parser, path, threads: int, run: bool, check: bool = True):
+    """A finished parser (a QrelsTable, finished with or without its duplicate
+    ``check``, or with ``run`` a RunRanker) of a file, read in
     up to PARTS_PER_THREAD parts per thread by up to ``threads`` threads and joined.
     Parts start at topic starts: qrels parts are appended before the table is finished
     (their docnos kept where they are, which needs each topic within one part, else
@@ -357,16 +358,18 @@ def _read_file(make_parser, path, threads: int, run: bool):
         parser = _feed_in_parts(make_parser, source, starts, threads, run)
         if parser is None:
             return None
-    return parser if run or parser.finish(threads) == _trec.STATUS_OK else None
+    return parser if run or parser.finish(threads, check) == _trec.STATUS_OK else None
 
 
-def native_qrels(qrels: Any, indexed: bool = False,
-                 threads: Optional[int] = 1) -> Optional[NativeQrels]:
+def native_qrels(qrels: Any, indexed: bool = False, threads: Optional[int] = 1,
+                 check: bool = True) -> Optional[NativeQrels]:
     """Read judgments (a TREC file, or a dict with str ids and int/float levels) in C;
     or None when the reference reader must take over. ``indexed``: keep every topic's
     docno index, for a table many runs will be ranked against. ``threads``: how many
     may read a plain file in parts (None: the available cores, at most
-    MAX_AUTO_THREADS)."""
+    MAX_AUTO_THREADS). ``check=False``: a file's table is finished without its
+    duplicate check, for one ranking that checks each topic as it indexes it (see
+    QrelsTable.finish; a dict has no duplicates to check)."""
     if not (_is_file(qrels) or type(qrels) is dict):
         return None
     if type(qrels) is dict:
@@ -377,7 +380,7 @@ def native_qrels(qrels: Any, indexed: bool = False,
             return None
     else:
         table = _read_file(lambda: _trec.QrelsTable(indexed), qrels, auto_threads(threads),
-                           run=False)
+                           run=False, check=check or indexed)
         if table is None or table.n_rows == 0:
             return None
     offsets, levels = table.grouped()
@@ -483,7 +486,7 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
         return None
     threads = auto_threads(threads)
     judgments = qrels.native if isinstance(qrels, (PreparedQrels, PreparedQrelsFile)) \
-        else native_qrels(qrels, threads=threads)
+        else native_qrels(qrels, threads=threads, check=False)   # checked as ranked
     if judgments is None:
         return None
 
@@ -499,6 +502,8 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
         ranker = _read_file(make_ranker, run, threads, run=True)
         if ranker is None or ranker.n_lines == 0:
             return None
+    if ranker.check_unused_judgments() != _trec.STATUS_OK:
+        return None             # a duplicate judgment: the reference reader names it
     run_topics, run_offsets, levels, judged, scores, tag = ranker.result()
     return RankedInput(run_topics, run_offsets, levels, judged, scores, tag,
                        judgments.topics, judgments.offsets, judgments.levels)

@@ -822,6 +822,83 @@ def test_qrels_read_in_parts_find_duplicates_and_bad_lines_across_parts(tmp_path
     assert table.finish() == _trec.STATUS_DUPLICATE and table.status_line == 3
 
 
+@settings(deadline=None)
+@given(judgment_lines, st.sets(st.sampled_from("1234567"), max_size=7), st.booleans(),
+       st.integers(1, 3))
+def test_a_table_finished_unchecked_is_checked_by_its_ranking(lines, run_topics, as_dict,
+                                                            parts):
+    """A table finished without its duplicate check (one run ranked against it): each
+    topic a ranker indexes is checked as it is indexed, the rest by
+    check_unused_judgments, so a duplicate judgment stops the ranking wherever it is
+    (STATUS_QRELS_DUPLICATE), in a ranked topic or not; without one, the ranking is
+    the checked table's and the table counts as checked."""
+    text = "".join(f"{line[0]} 0 {line[1]} 1\n" for line in lines if line is not None)
+    pairs = [line for line in lines if line is not None]
+    if not pairs:
+        return
+    has_duplicate = len(set(pairs)) < len(pairs)
+    topics = sorted(run_topics)
+    run = {topic: {doc: float(k) for k, doc in enumerate("abcxy")} for topic in topics}
+
+    def run_text(part_topics):
+        return "".join(f"{topic} Q0 {doc} 1 {score} t\n" for topic in part_topics
+                       for doc, score in run[topic].items()).encode()
+
+    def ranking(check):
+        table = _trec.QrelsTable()
+        assert table.feed(text.encode()) == _trec.STATUS_OK
+        if table.finish(1, check) != _trec.STATUS_OK:
+            return "table"
+        cut = [len(topics) * part // parts for part in range(parts + 1)]
+        rankers = [_trec.RunRanker(table, _trec.TIES_DOCNO_DESC, False, -1, 0, False)
+                   for _ in range(parts)]
+        for ranker, first, stop in zip(rankers, cut, cut[1:]):
+            status = ranker.add_dict(run, first, stop) if as_dict \
+                else ranker.feed(run_text(topics[first:stop]))
+            if status == _trec.STATUS_OK:
+                status = ranker.finish()
+            if status != _trec.STATUS_OK:
+                assert status == _trec.STATUS_QRELS_DUPLICATE
+                return "ranker"
+        for other in rankers[1:]:
+            assert rankers[0].append(other) == _trec.STATUS_OK
+        status = rankers[0].check_unused_judgments()
+        if status != _trec.STATUS_OK:
+            assert status == _trec.STATUS_QRELS_DUPLICATE
+            return "unused"
+        assert rankers[0].check_unused_judgments() == _trec.STATUS_OK   # checked now
+        return [column.tolist() if hasattr(column, "tolist") else column
+                for column in rankers[0].result()]
+
+    unchecked = ranking(check=False)
+    if has_duplicate:
+        assert ranking(check=True) == "table"
+        duplicated = {topic for topic, doc in pairs if pairs.count((topic, doc)) > 1}
+        assert unchecked == ("ranker" if duplicated & set(topics) else "unused")
+    else:
+        assert unchecked == ranking(check=True)
+
+
+def test_qrels_duplicates_found_while_ranking_name_their_line(tmp_path, monkeypatch):
+    """evaluate() reads a qrels file without the duplicate check (its ranking checks):
+    a duplicate judgment in a ranked topic or in one the run does not rank, the
+    qrels read in one part or several, is the reference reader's error, naming the
+    line; an indexed table cannot skip the check."""
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    run_path.write_text("".join(f"{t} Q0 d{d} 1 {d} t\n" for t in (1, 2) for d in range(4)))
+    for threads, part_bytes in ((1, native.PART_BYTES), (2, 1), (3, 1)):
+        monkeypatch.setattr(native, "PART_BYTES", part_bytes)
+        for topic in (2, 3):                # ranked; not in the run
+            lines = [f"{t} 0 d{d} {d % 3}" for t in (1, 2, 3) for d in range(4)]
+            lines.insert(10, f"{topic} 0 d1 1")
+            qrels_path.write_text("\n".join(lines) + "\n")
+            with pytest.raises(FormatError, match=rf"qrels:11: duplicate docno 'd1' in "
+                                                  rf"topic '{topic}'"):
+                evaluate(qrels_path, run_path, ["map"], threads=threads)
+    with pytest.raises(ValueError, match="indexed"):
+        _trec.QrelsTable(True).finish(1, False)
+
+
 @pytest.mark.parametrize("split_at", range(1, 9))
 def test_appended_parts_keep_their_docnos_and_a_topic_split_between_them_is_joined(split_at):
     """An appended table's docnos stay where they were read (a segment per part); a
