@@ -21,10 +21,10 @@ and report ``status`` and the line; the caller then lets the reference reader ra
 its exact error. The same happens for inputs the streaming design does not cover
 (a run whose topics are not contiguous). No global state: one instance per file.
 """
-from libc.stdint cimport int64_t, uint64_t, uint8_t, int32_t, uint32_t
+from libc.stdint cimport int64_t, uint64_t, int8_t, uint8_t, int32_t, uint32_t
 from libc.stdlib cimport malloc, calloc, realloc, free, strtod
 from libc.string cimport memcpy, memcmp, memchr, memset
-from libc.math cimport isnan, isinf
+from libc.math cimport isnan, isinf, signbit
 
 from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.dict cimport PyDict_Next, PyDict_Size
@@ -127,6 +127,12 @@ cdef struct UInt32s:
     Py_ssize_t size
     Py_ssize_t capacity
 
+cdef struct Levels:         # a relevance level per row: int8 while every level is a
+    void* data              # small whole number (see _small_level, the usual graded
+    Py_ssize_t size         # levels: an eighth of the memory), else double ("wide",
+    Py_ssize_t capacity     # from the first level that is not, see _push_level)
+    bint wide
+
 
 cdef enum:
     LARGE_BYTES = 1 << 20      # a growing array past this size ...
@@ -219,6 +225,71 @@ cdef inline int _push_uint32(UInt32s* a, uint32_t value) noexcept nogil:
     a.data[a.size] = value
     a.size += 1
     return 0
+
+
+cdef inline bint _small_level(double value) noexcept nogil:
+    """Whether ``value`` is held exactly as int8: a whole number in [-128, 127], not
+    -0.0 (whose sign an int8 would drop)."""
+    return -128.0 <= value <= 127.0 and value == <double>(<int8_t>value) \
+        and not (value == 0.0 and signbit(value))
+
+
+cdef inline Py_ssize_t _level_bytes(const Levels* a) noexcept nogil:
+    return 8 if a.wide else 1
+
+
+cdef inline double _level_at(const Levels* a, Py_ssize_t i) noexcept nogil:
+    if a.wide:
+        return (<double*>a.data)[i]
+    return <double>(<int8_t*>a.data)[i]
+
+
+cdef inline void _set_level(Levels* a, Py_ssize_t i, double value) noexcept nogil:
+    """Item ``i`` = ``value`` (which an int8 array must hold exactly, see _small_level)."""
+    if a.wide:
+        (<double*>a.data)[i] = value
+    else:
+        (<int8_t*>a.data)[i] = <int8_t>value
+
+
+cdef int _widen(Levels* a) noexcept nogil:
+    """Hold the levels as doubles from now on; -1 when out of memory."""
+    cdef double* wide = NULL
+    cdef Py_ssize_t capacity = 0, i
+    if a.wide:
+        return 0
+    if a.capacity > 0 and _reserve(<void**>&wide, &capacity, a.capacity, 8) != 0:
+        return -1
+    for i in range(a.size):
+        wide[i] = <double>(<int8_t*>a.data)[i]
+    free(a.data)
+    a.data, a.capacity, a.wide = wide, capacity, True
+    return 0
+
+
+cdef inline int _push_level(Levels* a, double value) noexcept nogil:
+    """Append ``value``, widening the array first if it is int8 and ``value`` is not
+    small; -1 when out of memory."""
+    if not a.wide and not _small_level(value) and _widen(a) != 0:
+        return -1
+    if a.size == a.capacity and _reserve(&a.data, &a.capacity, a.size + 1,
+                                         _level_bytes(a)) != 0:
+        return -1
+    _set_level(a, a.size, value)
+    a.size += 1
+    return 0
+
+
+cdef int _extend_levels(Levels* a, Levels* more) noexcept nogil:
+    """Append ``more``'s levels (widening ``a`` or ``more`` so that both are held
+    alike: wide if either is); -1 when out of memory."""
+    if (more.wide and _widen(a) != 0) or (a.wide and _widen(more) != 0):
+        return -1
+    return _extend(&a.data, &a.size, &a.capacity, more.data, more.size, _level_bytes(a))
+
+
+cdef object _level_dtype(const Levels* a):
+    return np.float64 if a.wide else np.int8
 
 
 cdef object _int64_array(Int64s* a):
@@ -693,7 +764,7 @@ cdef struct QrelsState:
                            # topic's rows are all in one segment
     Int64s stretch_topics  # (until finished) stretch i: rows stretch_starts[i] to the next
     Int64s stretch_starts  # stretch's start, all of topic stretch_topics[i]
-    Doubles relevance
+    Levels relevance
     Int64s comment_rows    # a comment line came before data row r, for each r here (in
                            # order; so that a row's line is known without storing it)
     int64_t* by_topic      # while finishing: grouped position -> row as read (NULL: the same)
@@ -871,7 +942,7 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
             topic = _strings_add(&q.topics, row + starts[0], ends[0] - starts[0])
             previous_topic = topic
         if topic < 0 or _push_docno(q, row + starts[2], ends[2] - starts[2]) != 0 \
-                or _note_topic(q, topic) != 0 or _push_double(&q.relevance, value) != 0:
+                or _note_topic(q, topic) != 0 or _push_level(&q.relevance, value) != 0:
             q.status, q.status_line = NO_MEMORY, q.lines_seen
             return -1
     return 0
@@ -1054,16 +1125,17 @@ cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
     one copy of the rows, not two); -1 when out of memory."""
     cdef Py_ssize_t n_rows = q.relevance.size, i, n, capacity = 0, k, n_bytes = 0
     cdef int64_t row
-    cdef double* relevance = NULL
+    cdef Levels moved = q.relevance
     cdef Segment joined
     cdef Segment* segment
     if order != NULL:
-        if _reserve(<void**>&relevance, &capacity, n_rows, 8) != 0:
+        moved.data = NULL
+        if _reserve(&moved.data, &capacity, n_rows, _level_bytes(&moved)) != 0:
             return -1
         for i in range(n_rows):
-            relevance[i] = q.relevance.data[order[i]]
+            _set_level(&moved, i, _level_at(&q.relevance, order[i]))
         free(q.relevance.data)
-        q.relevance.data, q.relevance.capacity = relevance, capacity
+        q.relevance.data, q.relevance.capacity = moved.data, capacity
     memset(&joined, 0, sizeof(Segment))
     for k in range(q.n_segments):
         n_bytes += q.segments[k].docnos.size
@@ -1218,7 +1290,7 @@ cdef class QrelsTable:
                 text = _utf8(<object>docno, &n)
                 q.lines_seen += 1
                 if _push_docno(q, text, n) != 0 or _note_topic(q, topic) != 0 \
-                        or _push_double(&q.relevance, value) != 0:
+                        or _push_level(&q.relevance, value) != 0:
                     q.status = NO_MEMORY
                     return q.status
         return q.status
@@ -1258,11 +1330,9 @@ cdef class QrelsTable:
                 q.segments[q.n_segments].first_row += base_rows
                 q.n_segments += 1
                 memset(&o.segments[k], 0, sizeof(Segment))
-            if q.status == OK and _extend(<void**>&q.relevance.data, &q.relevance.size,
-                                          &q.relevance.capacity, o.relevance.data,
-                                          o.relevance.size, 8) != 0:
+            if q.status == OK and _extend_levels(&q.relevance, &o.relevance) != 0:
                 q.status = NO_MEMORY
-            _release(<void**>&o.relevance.data, &o.relevance.size, &o.relevance.capacity)
+            _release(&o.relevance.data, &o.relevance.size, &o.relevance.capacity)
             if q.status == OK and (
                     _extend_int64s(&q.stretch_topics, &o.stretch_topics, 0, 0, topic_map) != 0
                     or _extend_int64s(&q.stretch_starts, &o.stretch_starts, 0, base_rows,
@@ -1351,10 +1421,11 @@ cdef class QrelsTable:
 
     def grouped(self):
         """(offsets, relevance): the judgments grouped by topic (topics in order of
-        first appearance), file order within a topic. Read-only views of the table's
-        own memory (no copy), which the first call hands over to buffers that the
-        table and the views share: the views outlive the table, while the docnos and
-        the rest go with it."""
+        first appearance), file order within a topic; relevance is int8 when every
+        level is a whole number in [-128, 127] (and none is -0.0), else float64.
+        Read-only views of the table's own memory (no copy), which the first call
+        hands over to buffers that the table and the views share: the views outlive
+        the table, while the docnos and the rest go with it."""
         if not self.finished or self.state.status != OK:
             raise ValueError("the table is not finished or has stopped")
         cdef Py_ssize_t n_topics = _strings_count(&self.state.topics)
@@ -1363,8 +1434,8 @@ cdef class QrelsTable:
                                    _owning_buffer(self.state.relevance.data))
             self.handed_over = True
         return (_array(self.state.topic_starts, n_topics + 1, np.int64, self.grouped_owners[0]),
-                _array(self.state.relevance.data, self.state.relevance.size, np.float64,
-                       self.grouped_owners[1]))
+                _array(self.state.relevance.data, self.state.relevance.size,
+                       _level_dtype(&self.state.relevance), self.grouped_owners[1]))
 
 
 # ---------------------------------------------------------------- runs
@@ -1444,7 +1515,7 @@ cdef struct RunState:
     Int64s batch_ends          # topic (-1: none) and the end of its documents
     Int64s counts              # per run topic: ranked rows kept
     Int64s used_topics         # the qrels topics indexed, if the table is unchecked
-    Doubles out_levels
+    Levels out_levels          # held as the table's levels are (int8 or wide)
     Doubles out_scores
     Bytes out_judged           # 0 / 1 per ranked row
     bint rows_borrowed         # the out_ arrays point into arrays the caller owns (see
@@ -1621,8 +1692,8 @@ cdef int _reserve_outputs(RunState* r, Py_ssize_t n) noexcept nogil:
             r.status = BAD_LINE
             return -1
         return 0
-    if _reserve(<void**>&r.out_levels.data, &r.out_levels.capacity, r.out_levels.size + n,
-                8) != 0 \
+    if _reserve(&r.out_levels.data, &r.out_levels.capacity, r.out_levels.size + n,
+                _level_bytes(&r.out_levels)) != 0 \
             or _reserve(<void**>&r.out_judged.data, &r.out_judged.capacity,
                         r.out_judged.size + n, 1) != 0 \
             or (r.keep_scores and _reserve(<void**>&r.out_scores.data, &r.out_scores.capacity,
@@ -1654,9 +1725,9 @@ cdef int _rank_entries(RunState* r, Py_ssize_t n) noexcept nogil:
     for i in range(keep):
         entry = r.ranked[i].entry
         row = _lookup_find(&r.judgments, entry.docno, entry.length, entry.hash)
-        level = r.qrels.relevance.data[row] if row >= 0 else 0.0
+        level = _level_at(&r.qrels.relevance, row) if row >= 0 else 0.0
         judged = row >= 0 and level >= 0.0
-        r.out_levels.data[at + i] = level if judged else 0.0
+        _set_level(&r.out_levels, at + i, level if judged else 0.0)
         r.out_judged.data[at + i] = judged
     if r.keep_scores:
         for i in range(keep):
@@ -1859,6 +1930,7 @@ cdef class RunRanker:
         self.state.depth = depth
         self.state.seed = seed
         self.state.keep_scores = keep_scores
+        self.state.out_levels.wide = qrels.state.relevance.wide
         self.state.current = -1
         self.state.judgments_topic = -1
         if _strings_init(&self.state.topics) != 0 or \
@@ -2006,14 +2078,17 @@ cdef class RunRanker:
         return rows
 
     def write_rows_into(self, levels, judged, scores, Py_ssize_t at, Py_ssize_t n):
-        """Write the ranked rows into ``levels[at:at + n]`` (float64), ``judged[at:at +
-        n]`` (uint8, 0 / 1) and, if the ranker keeps scores, ``scores[at:at + n]``
-        (float64): numpy arrays the caller owns, instead of arrays of its own. The
-        rankers of consecutive topic ranges of a run dict then fill one output, and
-        append() moves no rows. Before anything is ranked; ``n``: the rows the range
-        will rank (see dict_rows)."""
+        """Write the ranked rows into ``levels[at:at + n]`` (of levels_dtype),
+        ``judged[at:at + n]`` (uint8, 0 / 1) and, if the ranker keeps scores,
+        ``scores[at:at + n]`` (float64): numpy arrays the caller owns, instead of arrays
+        of its own. The rankers of consecutive topic ranges of a run dict then fill one
+        output, and append() moves no rows. Before anything is ranked; ``n``: the rows
+        the range will rank (see dict_rows)."""
         cdef RunState* r = &self.state
-        cdef double[::1] levels_view = levels
+        if not isinstance(levels, np.ndarray) or levels.dtype != self.levels_dtype:
+            raise ValueError(f"the levels must be a numpy array of {self.levels_dtype}")
+        cdef unsigned char[::1] levels_view = levels.view(np.uint8)   # its bytes
+        cdef Py_ssize_t item = _level_bytes(&r.out_levels)
         cdef unsigned char[::1] judged_view = judged
         cdef double[::1] scores_view
         if r.keep_scores and scores is None:
@@ -2022,14 +2097,15 @@ cdef class RunRanker:
             scores_view = scores
         if self.finished or r.status != OK or r.out_levels.capacity or r.rows_borrowed:
             raise ValueError("write_rows_into comes before anything is ranked")
-        if at < 0 or n < 0 or at + n > levels_view.shape[0] or at + n > judged_view.shape[0] \
+        if at < 0 or n < 0 or (at + n) * item > levels_view.shape[0] \
+                or at + n > judged_view.shape[0] \
                 or (r.keep_scores and at + n > scores_view.shape[0]):
             raise ValueError("the rows do not fit the arrays")
         self.rows, self.rows_at = (levels, judged, scores if r.keep_scores else None), at
         r.rows_borrowed = True
         if n == 0:
             return
-        r.out_levels.data, r.out_levels.capacity = &levels_view[at], n
+        r.out_levels.data, r.out_levels.capacity = &levels_view[at * item], n
         r.out_judged.data, r.out_judged.capacity = <char*>&judged_view[at], n
         if r.keep_scores:
             r.out_scores.data, r.out_scores.capacity = &scores_view[at], n
@@ -2076,9 +2152,9 @@ cdef class RunRanker:
             if r.status == OK and rows_follow:      # the rows are in place already
                 _take_following_rows(r, o)
             elif r.status == OK and (
-                    _extend(<void**>&r.out_levels.data, &r.out_levels.size,
-                            &r.out_levels.capacity, o.out_levels.data, o.out_levels.size,
-                            8) != 0
+                    _extend(&r.out_levels.data, &r.out_levels.size, &r.out_levels.capacity,
+                            o.out_levels.data, o.out_levels.size,
+                            _level_bytes(&r.out_levels)) != 0
                     or _extend(<void**>&r.out_judged.data, &r.out_judged.size,
                                &r.out_judged.capacity, o.out_judged.data, o.out_judged.size,
                                1) != 0
@@ -2159,6 +2235,11 @@ cdef class RunRanker:
         return r.status
 
     @property
+    def levels_dtype(self):
+        """The levels' dtype: the table's, int8 or float64 (see QrelsTable.grouped)."""
+        return _level_dtype(&self.state.out_levels)
+
+    @property
     def keeps_scores(self):
         """Whether the ranked rows keep their scores (for ties="average")."""
         return self.state.keep_scores
@@ -2182,8 +2263,8 @@ cdef class RunRanker:
             judged = self.rows[1][self.rows_at:stop].view(np.bool_)
             scores = self.rows[2][self.rows_at:stop] if r.keep_scores else None
         else:
-            levels = _hand_over(<void**>&r.out_levels.data, &r.out_levels.size,
-                                &r.out_levels.capacity, np.float64)
+            levels = _hand_over(&r.out_levels.data, &r.out_levels.size,
+                                &r.out_levels.capacity, _level_dtype(&r.out_levels))
             judged = _hand_over(<void**>&r.out_judged.data, &r.out_judged.size,
                                 &r.out_judged.capacity, np.bool_)
             scores = _hand_over(<void**>&r.out_scores.data, &r.out_scores.size,

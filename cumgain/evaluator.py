@@ -41,6 +41,7 @@ import math
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Union
 
@@ -71,6 +72,9 @@ TOPIC_POLICIES = ("both", "qrels", "strict")
 _ORDER_SENSITIVE = ("map", "map_cut", "gm_map", "recip_rank", "success", "ndcg_rel", "Rndcg")
 GM_FLOOR = 1e-5  # trec_eval's gm_map floor: log(max(AP, 1e-5))
 PARALLEL_MEASURE_ROWS = 1 << 20  # from this many ranked rows, measures are computed in threads
+MEASURE_RANGE_ROWS = 1 << 19     # the measures take the topics in ranges of at most about
+                                 # this many rows (ranked + judged): a range's float64
+                                 # copies (of int8 levels) and flags stay in the cache
 
 
 class TopicsWarning(UserWarning):
@@ -127,11 +131,29 @@ class _Ranked:
     """Per evaluated topic, the ranked documents (CSR) and the topic's judgments."""
 
     offsets: np.ndarray        # int64, ranked rows of topic t: offsets[t]:offsets[t+1]
-    levels: np.ndarray         # float64 relevance level per ranked row (0 if unjudged)
+    levels: np.ndarray         # relevance level per ranked row (0 if unjudged): float64,
+                               # or int8 from the native reader (small whole levels)
     judged: np.ndarray         # bool: in the qrels with a level >= 0
     scores: np.ndarray         # float64 (after the precision policy)
     qrels_offsets: np.ndarray  # int64, judgments of topic t
-    qrels_levels: np.ndarray   # float64
+    qrels_levels: np.ndarray   # float64, or int8 as levels
+
+
+def _float64(levels: np.ndarray) -> np.ndarray:
+    """Levels as float64 (the native reader's int8 levels converted; the measures
+    take float64), without a copy if they are already."""
+    return levels if levels.dtype == np.float64 else levels.astype(np.float64)
+
+
+def _at_least(levels: np.ndarray, level: float) -> np.ndarray:
+    """levels >= level; whole int8 levels are compared as they are, with ceil(level)
+    (numpy would compare them as float64, a converted copy first)."""
+    if levels.dtype != np.int8:
+        return levels >= level
+    whole = math.ceil(level)
+    if not -128 <= whole <= 127:
+        return np.full(len(levels), whole < -128)
+    return levels >= np.int8(whole)
 
 
 def _check_choice(value: Any, allowed: tuple, name: str) -> str:
@@ -334,7 +356,7 @@ def _gain_tables(measures: list, qrels_levels: np.ndarray) -> dict:
         if measure.gains is None or key in tables:
             continue
         if distinct is None:
-            distinct = np.unique(qrels_levels)
+            distinct = _float64(np.unique(qrels_levels))
         try:
             gains = _gain_mapping_of(measure)(distinct) if len(distinct) else np.zeros(1)
         except Exception as error:      # noqa: BLE001 - raised where the measure needs it
@@ -380,7 +402,7 @@ class _Context:
         ranked, level = self.ranked(measure), self.level(measure)
 
         def build():
-            flags = (ranked.judged & (ranked.levels >= level)).astype(np.float64)
+            flags = (ranked.judged & _at_least(ranked.levels, level)).astype(np.float64)
             return _tie_group_means(flags, ranked) if self.policies["ties"] == "average" \
                 else flags
         return self._cached(("relevant", id(ranked), level), build)
@@ -388,7 +410,12 @@ class _Context:
     def num_relevant(self, measure: Measure) -> np.ndarray:
         ranked, level = self.ranked(measure), self.level(measure)
         return self._cached(("R", id(ranked), level), lambda: kernels.count_at_least(
-            ranked.qrels_levels, ranked.qrels_offsets, level))
+            self._qrels_levels(ranked), ranked.qrels_offsets, level))
+
+    def _qrels_levels(self, ranked: _Ranked) -> np.ndarray:
+        """The judgments' levels as float64 (converted once, when a measure needs them)."""
+        return self._cached(("qrels_levels", id(ranked)),
+                            lambda: _float64(ranked.qrels_levels))
 
     def _mapped_gains(self, measure: Measure, levels: np.ndarray) -> np.ndarray:
         """The gains of judged ``levels`` under the measure's gains, looked up in the
@@ -404,7 +431,7 @@ class _Context:
 
         def build():
             if measure.gains is None:   # identity: judged rows have levels >= 0, others 0
-                gains = ranked.levels
+                gains = _float64(ranked.levels)
             else:
                 gains = np.where(ranked.judged, self._mapped_gains(measure, ranked.levels), 0.0)
             return _tie_group_means(gains, ranked) if self.policies["ties"] == "average" \
@@ -416,7 +443,7 @@ class _Context:
         ranked = self.ranked(measure)
 
         def build():
-            levels = ranked.qrels_levels
+            levels = self._qrels_levels(ranked)
             if measure.gains is None:
                 return levels if len(levels) == 0 or levels.min() >= 0 else \
                     np.where(levels >= 0, levels, 0.0)
@@ -589,14 +616,15 @@ class Ranking:
         """The ranked rows and judgments of the evaluated topics only."""
         everything, index = self._everything, self._chosen_index
         if np.array_equal(index, np.arange(len(everything.offsets) - 1)):
-            return everything
+            return dataclasses.replace(everything, levels=_float64(everything.levels),
+                                       qrels_levels=_float64(everything.qrels_levels))
         rows, offsets = _gather(everything.offsets, index)
         qrels_rows, qrels_offsets = _gather(everything.qrels_offsets, index)
-        return _Ranked(offsets=offsets, levels=everything.levels[rows],
+        return _Ranked(offsets=offsets, levels=_float64(everything.levels[rows]),
                        judged=everything.judged[rows],
                        scores=None if everything.scores is None else everything.scores[rows],
                        qrels_offsets=qrels_offsets,
-                       qrels_levels=everything.qrels_levels[qrels_rows])
+                       qrels_levels=_float64(everything.qrels_levels[qrels_rows]))
 
     @property
     def levels(self) -> Ragged:
@@ -797,12 +825,13 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
         return [_compute(measure, context) for measure in measure_list]
 
     workers = auto_threads(threads) if len(everything.levels) >= PARALLEL_MEASURE_ROWS else 1
-    ranges = _topic_bounds(everything, parts_for(workers))
-    if len(ranges) > 1:                 # the kernels release the GIL
+    rows = int(everything.offsets[-1] + everything.qrels_offsets[-1])
+    ranges = _topic_bounds(everything, max(parts_for(workers), -(-rows // MEASURE_RANGE_ROWS)))
+    if workers > 1 and len(ranges) > 1:     # the kernels release the GIL
         with ThreadPoolExecutor(min(workers, len(ranges))) as pool:
             parts = list(pool.map(columns_of, *zip(*ranges)))
     else:
-        parts = [columns_of(*ranges[0])]
+        parts = [columns_of(first, stop) for first, stop in ranges]
     computed = [np.concatenate([part[i] for part in parts])[chosen_index]
                 for i in range(len(measure_list))]
     values = {measure.name: column for measure, column in zip(measure_list, computed)}

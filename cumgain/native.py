@@ -39,14 +39,15 @@ class RankedInput:
 
     run_topics: list              # in order of appearance in the run
     run_offsets: np.ndarray       # ranked rows of run topic i: run_offsets[i]:run_offsets[i+1]
-    levels: np.ndarray            # relevance level per ranked row (0 if not judged)
+    levels: np.ndarray            # relevance level per ranked row (0 if not judged): int8
+                                  # or float64, as the qrels table's levels
     judged: np.ndarray            # in the qrels with a level >= 0
     scores: Optional[np.ndarray]  # as compared (after float32 rounding); kept for ties="average"
     tag: str
     qrels_topics: Sequence[str]   # in order of appearance in the qrels
     qrels_offsets: np.ndarray     # judgments of qrels topic i (read-only; they do not
                                   # keep the table's docnos alive)
-    qrels_levels: np.ndarray      # (read-only)
+    qrels_levels: np.ndarray      # (read-only; int8 or float64)
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class NativeQrels:
     table: Any                    # _trec.QrelsTable
     topics: tuple                 # in order of appearance in the qrels
     offsets: np.ndarray           # judgments of topic i: offsets[i]:offsets[i+1] (read-only)
-    levels: np.ndarray            # (read-only)
+    levels: np.ndarray            # int8 or float64 (see QrelsTable.grouped; read-only)
 
 
 def _is_file(path: Any) -> bool:
@@ -230,7 +231,7 @@ def _rank_dict(make_ranker, run: dict, threads: int):
     rows = rankers[0].dict_rows(run, bounds) if parts > 1 else None
     if rows is not None:        # the ranges' rows go straight into one output
         total = sum(rows)
-        levels, judged = np.empty(total, np.float64), np.empty(total, np.uint8)
+        levels, judged = np.empty(total, rankers[0].levels_dtype), np.empty(total, np.uint8)
         scores = np.empty(total, np.float64) if rankers[0].keeps_scores else None
         for ranker, at, n in zip(rankers, np.cumsum([0] + rows[:-1]).tolist(), rows):
             ranker.write_rows_into(levels, judged, scores, at, n)
@@ -441,7 +442,11 @@ class PreparedQrelsFile(os.PathLike):
 
     @property
     def relevance(self) -> np.ndarray:
-        return self.native.levels
+        levels = self.native.levels                     # the table's: int8 or float64
+        if levels.dtype != np.float64:
+            levels = levels.astype(np.float64)
+            levels.flags.writeable = False
+        return levels
 
 
 def prepare_qrels(qrels: Any, *, duplicates: str = "error", threads: Optional[int] = None):

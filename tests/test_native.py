@@ -56,7 +56,8 @@ docnos = st.sampled_from(["d1", "d2", "d10", "D1", "a", "é", "doc#1", "z" * 40]
 topics = st.sampled_from(["1", "2", "10", "q"])
 scores = st.sampled_from(["1", "1.0", "0.5", "-2", "1e3", "1.0000000002", "1.0000000001",
                           "100000001", "100000000", "3.14159265358979", "inf", ".5", "5."])
-levels = st.sampled_from(["0", "1", "2", "3", "-1", "-2", "1.5"])
+levels = st.sampled_from(["0", "1", "2", "3", "-1", "-2", "1.5", "127", "-128", "128", "-0",
+                          "1e2"])      # int8 levels but for 1.5, 128 and -0 (see Levels)
 
 
 @st.composite
@@ -262,16 +263,18 @@ def test_a_run_dict_ranked_in_topic_ranges_ranks_as_one_ranker(topic_docs, cuts,
 @given(st.lists(st.dictionaries(st.sampled_from(DICT_DOCNOS), dict_scores, max_size=8),
                 min_size=1, max_size=7),
        st.lists(st.integers(0, 7), max_size=4), st.sampled_from([-1, 0, 1, 3]),
-       st.booleans())
+       st.booleans(), st.booleans())
 def test_rankers_of_topic_ranges_writing_into_one_output_rank_as_one_ranker(
-        topic_docs, cuts, depth, keep_scores):
+        topic_docs, cuts, depth, keep_scores, wide):
     """RunRanker.write_rows_into: the rankers of consecutive topic ranges (some empty)
     write their rows (cut at the depth, as dict_rows counts them) straight into the
-    caller's arrays; appended in order, they give one ranker's columns, and the result
-    is those arrays, the rows never moved."""
+    caller's arrays (levels of the table's dtype: int8 for small whole levels, else
+    float64); appended in order, they give one ranker's columns, and the result is
+    those arrays, the rows never moved."""
     run = {f"t{i}": docs for i, docs in enumerate(topic_docs)}
     table = _trec.QrelsTable(False)
-    assert table.add_dict({"t0": {"a": 2, "b": 1}, "t3": {"é": 1}}) == _trec.STATUS_OK
+    assert table.add_dict({"t0": {"a": 2, "b": 0.5 if wide else 1},
+                           "t3": {"é": 1}}) == _trec.STATUS_OK
     assert table.finish() == _trec.STATUS_OK
 
     def ranker():
@@ -285,7 +288,9 @@ def test_rankers_of_topic_ranges_writing_into_one_output_rank_as_one_ranker(
     assert rows == [sum(len(docs) if depth < 0 else min(depth, len(docs))
                         for docs in topic_docs[first:stop])
                     for first, stop in zip(bounds, bounds[1:])]
-    levels, judged = np.full(sum(rows), -1.0), np.full(sum(rows), 7, np.uint8)
+    assert parts[0].levels_dtype == (np.float64 if wide else np.int8)
+    levels = np.full(sum(rows), -1, parts[0].levels_dtype)
+    judged = np.full(sum(rows), 7, np.uint8)
     scores = np.full(sum(rows), -1.0) if keep_scores else None
     at = 0
     for part, first, stop, n in zip(parts, bounds, bounds[1:], rows):
@@ -300,7 +305,7 @@ def test_rankers_of_topic_ranges_writing_into_one_output_rank_as_one_ranker(
     assert (topics, offsets.tolist()) == (expected[0], expected[1].tolist())
     assert got_levels.tolist() == expected[2].tolist() == levels.tolist()
     assert got_judged.tolist() == expected[3].tolist() == judged.astype(bool).tolist()
-    assert got_judged.dtype == np.bool_
+    assert got_judged.dtype == np.bool_ and got_levels.dtype == levels.dtype
     if keep_scores:
         assert got_scores.tolist() == expected[4].tolist() == scores.tolist()
     else:
@@ -315,7 +320,7 @@ def _two_rankers_into_one_output(run, rows):
     assert table.add_dict({"t0": {"a": 1}}) == _trec.STATUS_OK and table.finish() == _trec.STATUS_OK
     rankers = [_trec.RunRanker(table, _trec.TIES_DOCNO_DESC, True, -1, 0, False)
                for _ in rows]
-    levels, judged = np.zeros(sum(rows)), np.zeros(sum(rows), np.uint8)
+    levels, judged = np.zeros(sum(rows), np.int8), np.zeros(sum(rows), np.uint8)
     for ranker, at, n in zip(rankers, [0, rows[0]], rows):
         ranker.write_rows_into(levels, judged, None, at, n)
     return rankers
@@ -343,7 +348,9 @@ def test_write_rows_into_checks_its_arguments():
     table = _trec.QrelsTable(False)
     assert table.add_dict({"t0": {"a": 1}}) == _trec.STATUS_OK and table.finish() == _trec.STATUS_OK
     ranker = _trec.RunRanker(table, _trec.TIES_DOCNO_DESC, True, -1, 0, True)
-    levels, judged = np.zeros(3), np.zeros(3, np.uint8)
+    levels, judged = np.zeros(3, np.int8), np.zeros(3, np.uint8)
+    with pytest.raises(ValueError, match="numpy array of"):
+        ranker.write_rows_into(np.zeros(3), judged, np.zeros(3), 0, 3)  # not the table's
     with pytest.raises(ValueError, match="do not fit"):
         ranker.write_rows_into(levels, judged, np.zeros(3), 1, 3)
     with pytest.raises(ValueError, match="do not fit"):
@@ -820,6 +827,56 @@ def test_qrels_read_in_parts_find_duplicates_and_bad_lines_across_parts(tmp_path
     with pytest.raises(ValueError):
         table.append(table)
     assert table.finish() == _trec.STATUS_DUPLICATE and table.status_line == 3
+
+
+@pytest.mark.parametrize("where", ["one part", "first part", "second part", "interleaved"])
+@pytest.mark.parametrize("level", ["1", "-128", "127", "1e2", "0.5", "128", "-129", "-0",
+                                   "1e300"])
+def test_qrels_levels_are_int8_while_small_whole_numbers_else_float64(level, where):
+    """A table holds its levels as int8 while each is a whole number in [-128, 127]
+    (not -0.0, whose sign int8 drops), the usual graded levels; the first that is not
+    widens them all to float64, in whichever part it comes (appended parts, or rows
+    moved to group interleaved topics). The levels are those read, either way, and a
+    ranking joins them in the table's dtype."""
+    lines = [b"1 0 a 2\n", b"1 0 b -128\n", b"2 0 a 127\n", b"2 0 c %s\n" % level.encode(),
+             b"2 0 d 0\n"]
+    if where == "interleaved":
+        lines.append(b"1 0 c 3\n")
+    table = _trec.QrelsTable()
+    if where in ("first part", "second part"):
+        cut = 4 if where == "first part" else 3
+        later = _trec.QrelsTable()
+        table.feed(b"".join(lines[:cut])), later.feed(b"".join(lines[cut:]))
+        assert table.append(later) == _trec.STATUS_OK
+    else:
+        table.feed(b"".join(lines))
+    assert table.finish() == _trec.STATUS_OK
+    value = float(level)
+    small = value.is_integer() and -128 <= value <= 127 \
+        and not (value == 0 and math.copysign(1, value) < 0)
+    offsets, got = table.grouped()
+    assert got.dtype == (np.int8 if small else np.float64)
+    expected = [2, -128] + ([3] if where == "interleaved" else []) + [127, value, 0]
+    assert got.tolist() == expected and offsets.tolist() == [0, len(expected) - 3,
+                                                             len(expected)]
+    assert np.signbit(got[-2]) == (math.copysign(1, value) < 0)
+    ranker = _trec.RunRanker(table, _trec.TIES_DOCNO_DESC, False, -1, 0, False)
+    assert ranker.levels_dtype == got.dtype
+    assert ranker.add_dict({"2": {"a": 3.0, "c": 2.0, "x": 1.0}}) == _trec.STATUS_OK
+    assert ranker.finish() == _trec.STATUS_OK
+    _, _, levels, judged, _, _ = ranker.result()
+    assert levels.dtype == got.dtype
+    assert levels.tolist() == [127, max(value, 0), 0]
+    assert judged.tolist() == [True, value >= 0, False]
+
+
+@settings(deadline=None)
+@given(st.lists(st.integers(-128, 127), max_size=20),
+       st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-300, 300)))
+def test_int8_levels_are_compared_as_float64_would_be(values, level):
+    from cumgain.evaluator import _at_least
+    small = np.array(values, dtype=np.int8)
+    assert _at_least(small, level).tolist() == (small.astype(np.float64) >= level).tolist()
 
 
 @settings(deadline=None)
