@@ -11,6 +11,7 @@ STATUS_NOT_GROUPED: int
 STATUS_NO_MEMORY: int
 STATUS_APPENDED: int
 STATUS_QRELS_DUPLICATE: int
+STATUS_RELEASED: int
 CHECK_ROWS_PER_THREAD: int
 DICT_BATCH: int
 SEGMENT_BYTES: int
@@ -33,6 +34,7 @@ class QrelsTable:
     def topics(self) -> list[str]: ...
     def grouped(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int8 | np.float64]]: ...
     def append(self, other: QrelsTable) -> int: ...
+    def release(self) -> None: ...
 
 class RunRanker:
     def __init__(self, qrels: QrelsTable, ties: int, float32: bool, depth: int, seed: int,

@@ -490,7 +490,8 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
     if duplicates != "error" or not (_is_file(run) or type(run) is dict):
         return None
     threads = auto_threads(threads)
-    judgments = qrels.native if isinstance(qrels, (PreparedQrels, PreparedQrelsFile)) \
+    prepared = isinstance(qrels, (PreparedQrels, PreparedQrelsFile))
+    judgments = qrels.native if prepared \
         else native_qrels(qrels, threads=threads, check=False)   # checked as ranked
     if judgments is None:
         return None
@@ -510,5 +511,7 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
     if ranker.check_unused_judgments() != _trec.STATUS_OK:
         return None             # a duplicate judgment: the reference reader names it
     run_topics, run_offsets, levels, judged, scores, tag = ranker.result()
+    if not prepared:            # a table of its own, no longer needed: freed by a helper
+        threading.Thread(target=judgments.table.release, daemon=True).start()
     return RankedInput(run_topics, run_offsets, levels, judged, scores, tag,
                        judgments.topics, judgments.offsets, judgments.levels)

@@ -870,6 +870,30 @@ def test_qrels_levels_are_int8_while_small_whole_numbers_else_float64(level, whe
     assert judged.tolist() == [True, value >= 0, False]
 
 
+def test_a_released_table_keeps_the_arrays_it_handed_out_and_stops():
+    """release() gives a table's memory back at once (read_ranked has a helper thread
+    free a table of its own once its run is ranked): the grouped arrays handed out
+    before stay as they were; the table is stopped, for rankers too."""
+    table = _trec.QrelsTable()
+    assert table.feed(b"1 0 a 2\n1 0 b 0\n2 0 c 1\n") == _trec.STATUS_OK
+    assert table.finish() == _trec.STATUS_OK
+    offsets, levels = table.grouped()
+    table.release()
+    table.release()                         # once is enough; again does nothing
+    gc.collect()
+    assert offsets.tolist() == [0, 2, 3] and levels.tolist() == [2, 0, 1]
+    assert table.n_rows == 0
+    with pytest.raises(ValueError, match="released"):
+        table.topics()
+    with pytest.raises(ValueError):
+        table.grouped()
+    with pytest.raises(ValueError):
+        _trec.RunRanker(table, _trec.TIES_DOCNO_DESC, False, -1, 0, False)
+    unused = _trec.QrelsTable()             # released before grouped(): all of it goes
+    unused.feed(b"1 0 a 2\n"), unused.finish(), unused.release()
+    del unused
+
+
 @settings(deadline=None)
 @given(st.lists(st.integers(-128, 127), max_size=20),
        st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-300, 300)))
