@@ -36,12 +36,12 @@ topics without judgments are returned in :class:`Evaluation` and announced with 
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Union
 

@@ -486,7 +486,10 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
     must take over. Plain qrels and run files are read in parts of at least
     PART_BYTES by up to ``threads`` threads (None: the available cores, at most
     MAX_AUTO_THREADS), a run dict's topics ranked in ranges of at least
-    DICT_TOPICS_PER_THREAD by as many; the result does not depend on how many."""
+    DICT_TOPICS_PER_THREAD by as many; the result does not depend on how many.
+    Qrels not prepared are read without their duplicate check, which the ranking
+    does (see QrelsTable.finish), and their table is freed by a helper thread once
+    the run is ranked."""
     if duplicates != "error" or not (_is_file(run) or type(run) is dict):
         return None
     threads = auto_threads(threads)
