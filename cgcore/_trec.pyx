@@ -3,9 +3,11 @@
 The caller (``cumgain.native``) reads the file in blocks of whole lines (plain or
 gzip) and feeds them here. No Python object is made per line:
 
-* :class:`QrelsTable` parses ``qid iter docno rel`` lines into flat arrays and a hash
-  index keyed by (topic, docno); once finished it is only read, so one table serves
-  any number of rankers, in any number of threads;
+* :class:`QrelsTable` parses ``qid iter docno rel`` lines into flat arrays (levels as
+  int8 while they are small whole numbers) and a hash index keyed by (topic, docno);
+  once finished it is only read, so one table serves any number of rankers, in any
+  number of threads (a table finished unchecked, for one ranking, is marked checked
+  by RunRanker.check_unused_judgments, and release() frees one no ranking needs);
 * :class:`RunRanker` parses ``qid iter docno rank score tag`` lines; when a topic's
   lines end it sorts them (score descending, then the tie rule), cuts at the depth,
   looks each document up in the qrels index and appends, per rank, the relevance
