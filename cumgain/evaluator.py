@@ -142,7 +142,7 @@ class _Ranked:
 def _float64(levels: np.ndarray) -> np.ndarray:
     """Levels as float64 (the native reader's int8 levels converted; the measures
     take float64), without a copy if they are already."""
-    return levels if levels.dtype == np.float64 else levels.astype(np.float64)
+    return levels.astype(np.float64, copy=False)
 
 
 def _at_least(levels: np.ndarray, level: float) -> np.ndarray:

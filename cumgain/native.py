@@ -381,7 +381,7 @@ def native_qrels(qrels: Any, indexed: bool = False, threads: Optional[int] = 1,
             return None
     else:
         table = _read_file(lambda: _trec.QrelsTable(indexed), qrels, auto_threads(threads),
-                           run=False, check=check or indexed)
+                           run=False, check=check)
         if table is None or table.n_rows == 0:
             return None
     offsets, levels = table.grouped()
@@ -442,10 +442,8 @@ class PreparedQrelsFile(os.PathLike):
 
     @property
     def relevance(self) -> np.ndarray:
-        levels = self.native.levels                     # the table's: int8 or float64
-        if levels.dtype != np.float64:
-            levels = levels.astype(np.float64)
-            levels.flags.writeable = False
+        levels = self.native.levels.astype(np.float64, copy=False)  # (int8 in the table)
+        levels.flags.writeable = False
         return levels
 
 
