@@ -40,6 +40,7 @@ import dataclasses
 import functools
 import math
 import os
+import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -145,15 +146,42 @@ def _float64(levels: np.ndarray) -> np.ndarray:
     return levels.astype(np.float64, copy=False)
 
 
-def _at_least(levels: np.ndarray, level: float) -> np.ndarray:
-    """levels >= level; whole int8 levels are compared as they are, with ceil(level)
-    (numpy would compare them as float64, a converted copy first)."""
+def _at_least(levels: np.ndarray, level: float, out: Optional[np.ndarray] = None) -> np.ndarray:
+    """levels >= level (into ``out`` if given); whole int8 levels are compared as they
+    are, with ceil(level) (numpy would compare them as float64, a converted copy first)."""
     if levels.dtype != np.int8:
-        return levels >= level
+        return np.greater_equal(levels, level, out=out)
     whole = math.ceil(level)
     if not -128 <= whole <= 127:
-        return np.full(len(levels), whole < -128)
-    return levels >= np.int8(whole)
+        if out is None:
+            return np.full(len(levels), whole < -128)
+        out.fill(whole < -128)
+        return out
+    return np.greater_equal(levels, np.int8(whole), out=out)
+
+
+class _Scratch:
+    """Arrays one thread reuses from one topic range to the next: the float64 levels
+    and relevance flags of a range (a few MB each). Fresh arrays that size, freed after
+    each range, went back to the system and cost a page fault per 4 KiB every time."""
+
+    def __init__(self):
+        self._arrays: dict = {}
+
+    def array(self, key, n: int, dtype) -> np.ndarray:
+        """An uninitialised array of ``n`` values for ``key`` (its last one's memory)."""
+        array = self._arrays.get(key)
+        if array is None or len(array) < n or array.dtype != dtype:
+            array = self._arrays[key] = np.empty(n + n // 8, dtype)   # room for the
+        return array[:n]                                              # next, a bit longer
+
+    def float64(self, key, levels: np.ndarray) -> np.ndarray:
+        """_float64(levels), converted into the array for ``key``."""
+        if levels.dtype == np.float64:
+            return levels
+        converted = self.array(key, len(levels), np.float64)
+        np.copyto(converted, levels)
+        return converted
 
 
 def _check_choice(value: Any, allowed: tuple, name: str) -> str:
@@ -370,11 +398,13 @@ class _Context:
     """Caches what several measures share (relevance flags, gains, ideals); used by
     one thread (threads get a context each, for their range of topics)."""
 
-    def __init__(self, ranked: dict, policies: dict, full_depths: dict, gain_tables: dict):
+    def __init__(self, ranked: dict, policies: dict, full_depths: dict, gain_tables: dict,
+                 scratch: _Scratch):
         self._ranked = ranked          # judged_only flag -> _Ranked
         self.policies = policies
         self._full_depths = full_depths  # judged_only flag -> the whole batch's _full_depth
         self._gain_tables = gain_tables  # the whole batch's, see _gain_tables
+        self._scratch = scratch        # the thread's, reused by its next context
         self._cache: dict = {}
 
     def _judged_only(self, measure: Measure) -> bool:
@@ -402,7 +432,12 @@ class _Context:
         ranked, level = self.ranked(measure), self.level(measure)
 
         def build():
-            flags = (ranked.judged & _at_least(ranked.levels, level)).astype(np.float64)
+            key = ("relevant", self._judged_only(measure), level)    # the scratch's
+            relevant = _at_least(ranked.levels, level,
+                                 out=self._scratch.array(key + (bool,), len(ranked.levels), bool))
+            np.logical_and(relevant, ranked.judged, out=relevant)
+            flags = self._scratch.array(key, len(relevant), np.float64)
+            np.copyto(flags, relevant)
             return _tie_group_means(flags, ranked) if self.policies["ties"] == "average" \
                 else flags
         return self._cached(("relevant", id(ranked), level), build)
@@ -410,12 +445,13 @@ class _Context:
     def num_relevant(self, measure: Measure) -> np.ndarray:
         ranked, level = self.ranked(measure), self.level(measure)
         return self._cached(("R", id(ranked), level), lambda: kernels.count_at_least(
-            self._qrels_levels(ranked), ranked.qrels_offsets, level))
+            self._qrels_levels(measure), ranked.qrels_offsets, level))
 
-    def _qrels_levels(self, ranked: _Ranked) -> np.ndarray:
+    def _qrels_levels(self, measure: Measure) -> np.ndarray:
         """The judgments' levels as float64 (converted once, when a measure needs them)."""
-        return self._cached(("qrels_levels", id(ranked)),
-                            lambda: _float64(ranked.qrels_levels))
+        ranked = self.ranked(measure)
+        return self._cached(("qrels_levels", id(ranked)), lambda: self._scratch.float64(
+            ("qrels_levels", self._judged_only(measure)), ranked.qrels_levels))
 
     def _mapped_gains(self, measure: Measure, levels: np.ndarray) -> np.ndarray:
         """The gains of judged ``levels`` under the measure's gains, looked up in the
@@ -431,7 +467,8 @@ class _Context:
 
         def build():
             if measure.gains is None:   # identity: judged rows have levels >= 0, others 0
-                gains = _float64(ranked.levels)
+                gains = self._scratch.float64(("levels", self._judged_only(measure)),
+                                              ranked.levels)
             else:
                 gains = np.where(ranked.judged, self._mapped_gains(measure, ranked.levels), 0.0)
             return _tie_group_means(gains, ranked) if self.policies["ties"] == "average" \
@@ -443,7 +480,7 @@ class _Context:
         ranked = self.ranked(measure)
 
         def build():
-            levels = self._qrels_levels(ranked)
+            levels = self._qrels_levels(measure)
             if measure.gains is None:
                 return levels if len(levels) == 0 or levels.min() >= 0 else \
                     np.where(levels >= 0, levels, 0.0)
@@ -817,11 +854,15 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     full_depths = {flag: _full_depth(variant) for flag, variant in ranked.items()}
     gain_tables = _gain_tables(measure_list, everything.qrels_levels)
 
+    scratch = threading.local()     # each thread's _Scratch
+
     def columns_of(first: int, stop: int) -> list:
         """Every measure's values for the topics [first, stop)."""
+        if not hasattr(scratch, "arrays"):
+            scratch.arrays = _Scratch()
         context = _Context({flag: _topic_range(variant, first, stop)
                             for flag, variant in ranked.items()}, policies, full_depths,
-                           gain_tables)
+                           gain_tables, scratch.arrays)
         return [_compute(measure, context) for measure in measure_list]
 
     workers = auto_threads(threads) if len(everything.levels) >= PARALLEL_MEASURE_ROWS else 1

@@ -24,6 +24,7 @@ from cgcore import _trec
 from cumgain import native
 from cumgain.evaluator import TopicsWarning, evaluate
 from cumgain.exceptions import FormatError, InputError
+from cumgain.measures import parse_measures
 from cumgain.native import PreparedQrels, read_ranked
 from cumgain.trec_io import load_qrels, load_run, read_qrels, read_run
 
@@ -1051,6 +1052,36 @@ def test_measures_computed_in_threads_equal_one_thread(tmp_path, monkeypatch):
                                  **policy), one)
     with pytest.raises(InputError, match="not defined under ties='average'"):
         evaluate(qrels_path, run_path, ["P_5", "map"], ties="average", threads=2, warn=False)
+
+
+def test_arrays_reused_from_range_to_range_give_each_range_its_own_values(tmp_path,
+                                                                          monkeypatch):
+    """A thread converts each range's levels into arrays it reuses for its next range
+    (evaluator._Scratch): with one range or with ranges of a topic or so, in one thread
+    or two, measures of both judged_only flags and of several relevance levels,
+    evaluated together, whose arrays must stay apart, equal each measure alone."""
+    from cumgain import evaluator
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    qrels_path.write_text("".join(f"{t} 0 d{d} {(t * d) % 5 - 1}\n" for t in range(1, 25)
+                                  for d in range(0, 30 + 5 * t, 4)))
+    run_path.write_text("".join(f"{t} Q0 d{d} {d} {(d * 7) % 13}.5 x\n"
+                                for t in range(1, 25) for d in range((t * 17) % 60 + 1)))
+    measures = ["map", "ndcg", "P(rel=2)@5", "nDCG(judged_only=True)@10", "P(rel=3)@10",
+                "Rprec", "ndcg_cut.5", "P(judged_only=True)@5", "recip_rank",
+                "nDCG(gains=exponential)@5", "num_rel"]
+    policies = [{}, {"judged_only": True}, {"relevance_level": 2}]
+    for policy in policies:
+        alone = {name: evaluate(qrels_path, run_path, [name], threads=1, warn=False, **policy)
+                 .values for name in measures}
+        for range_rows, threads in ((evaluator.MEASURE_RANGE_ROWS, 1), (40, 1), (40, 2)):
+            monkeypatch.setattr(evaluator, "MEASURE_RANGE_ROWS", range_rows)
+            monkeypatch.setattr(evaluator, "PARALLEL_MEASURE_ROWS", 1)
+            together = evaluate(qrels_path, run_path, measures, threads=threads, warn=False,
+                                **policy)
+            for name in measures:
+                key = parse_measures([name])[0].name
+                np.testing.assert_array_equal(together.values[key], alone[name][key],
+                                              err_msg=f"{name} {policy} {range_rows} {threads}")
 
 
 def test_gain_tables_that_differ_only_in_unlisted_levels_are_not_shared():
