@@ -73,13 +73,13 @@ GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
 
 
-def _blocks(stream, limit: int = -1, bom: bool = True):
-    """Blocks of whole lines, read into one reused buffer (a memoryview of it each: valid
-    until the next block is read), from at most ``limit`` bytes (-1: to the end); a
-    UTF-8 byte order mark at the start is dropped if ``bom``. The unfinished line at a
-    block's end moves to the front for the next read; a line longer than the buffer
-    doubles it (linear overall)."""
-    buffer = bytearray(BLOCK)
+def _blocks(stream, limit: int = -1, bom: bool = True, buffer: Optional[bytearray] = None):
+    """Blocks of whole lines, read into one reused buffer (``buffer``, else a new one of
+    BLOCK bytes; a memoryview of it each: valid until the next block is read), from at
+    most ``limit`` bytes (-1: to the end); a UTF-8 byte order mark at the start is
+    dropped if ``bom``. The unfinished line at a block's end moves to the front for the
+    next read; a line longer than the buffer doubles it (linear overall)."""
+    buffer = bytearray(BLOCK) if buffer is None else buffer
     remaining = limit if limit >= 0 else -1
     held = 0                                    # bytes at the front not yet yielded
     if bom:
@@ -317,12 +317,12 @@ def _part_starts(path: str, parts: int) -> list:
     return starts
 
 
-def _feed_range(parser, path: str, start: int, stop: int) -> bool:
-    """Feed bytes [start, stop) of a plain file (whole lines); False if the parser
-    stopped or the file could not be read."""
+def _feed_range(parser, path: str, start: int, stop: int, buffer: bytearray) -> bool:
+    """Feed bytes [start, stop) of a plain file (whole lines), read into ``buffer``;
+    False if the parser stopped or the file could not be read."""
     with open(path, "rb") as raw:
         raw.seek(start)
-        return _feed_blocks(parser, _blocks(raw, stop - start, bom=start == 0))
+        return _feed_blocks(parser, _blocks(raw, stop - start, bom=start == 0, buffer=buffer))
 
 
 def _feed_in_parts(make_parser, path: str, starts: list, threads: int, run: bool):
@@ -331,9 +331,13 @@ def _feed_in_parts(make_parser, path: str, starts: list, threads: int, run: bool
     the first parser, holding every part; None if any stopped."""
     stops = starts[1:] + [os.path.getsize(path)]
     parsers = [make_parser() for _ in starts]
+    buffers = threading.local()     # a thread's read buffer, for part after part (a new
+                                    # one each time was faulted in again each time)
 
     def read(part: int) -> bool:
-        return _feed_range(parsers[part], path, starts[part], stops[part]) \
+        if not hasattr(buffers, "block"):
+            buffers.block = bytearray(BLOCK)
+        return _feed_range(parsers[part], path, starts[part], stops[part], buffers.block) \
             and (not run or parsers[part].finish() == _trec.STATUS_OK)
 
     return _parts_in_turn(parsers, threads, read)
