@@ -757,7 +757,6 @@ def _set_segment_bytes(Py_ssize_t n):
 cdef struct Segment:        # the docnos of the table's rows first_row, first_row + 1, ...
     Bytes docnos           # docno of its row r: docnos[doc_starts[r]:doc_starts[r + 1]]
     UInt32s doc_starts     # (so a segment holds at most MAX_SEGMENT_BYTES of docnos)
-    UInt32s tags           # of its row r: _tag32 of the docno's hash (hashed once, as read)
     int64_t first_row
 
 
@@ -786,8 +785,9 @@ cdef struct QrelsState:
 # One topic's judgments index: docno -> qrels row, by open addressing. Only the
 # docno hash's upper 32 bits (its tag) are used: they choose the first slot, and a
 # slot holds them (so that a probe rarely reads a docno that does not match) and the
-# judgment's position within the topic + 1; 0 = empty. A table keeps each judgment's
-# tag, so the judgments are hashed once, as they are read.
+# judgment's position within the topic + 1; 0 = empty. The judgments are hashed as
+# their topic is indexed (keeping each one's hash from the read cost 4 bytes a
+# judgment, 44 MB at L, whose writing and page faults cost more than the hashing).
 cdef struct Lookup:
     uint64_t* slots
     Py_ssize_t n_slots     # a power of two; 0 for a topic without judgments
@@ -798,11 +798,6 @@ cdef struct Lookup:
 cdef inline uint64_t _tag(uint64_t hash) noexcept nogil:
     """The part of a hash kept in a Lookup slot."""
     return hash & 0xFFFFFFFF00000000ULL
-
-
-cdef inline uint32_t _tag32(uint64_t hash) noexcept nogil:
-    """The tag as the table keeps it per judgment."""
-    return <uint32_t>(hash >> 32)
 
 
 cdef inline Py_ssize_t _first_slot(uint64_t hash, Py_ssize_t n_slots) noexcept nogil:
@@ -876,15 +871,14 @@ cdef inline int64_t _lookup_find(Lookup* table, const char* docno, Py_ssize_t n,
 
 cdef int64_t _index_topic(QrelsState* q, int64_t topic, Lookup* table) noexcept nogil:
     """Fill a zeroed ``table`` (pointed at ``topic``, see _point_at) with the topic's
-    judgments, from their kept tags (the hash's upper 32 bits, all that a Lookup
-    uses). Returns -1 if fine, or the row of a docno already in the topic."""
+    judgments. Returns -1 if fine, or the row of a docno already in the topic."""
     cdef int64_t position, row
     cdef Py_ssize_t slot
     cdef uint64_t hash
     cdef Segment* segment = table.segment
     for position in range(_judgment_count(q, topic)):
         row = table.first_row + position
-        hash = <uint64_t>segment.tags.data[row - segment.first_row] << 32
+        hash = _hash(_docno(segment, row), _docno_length(segment, row), 0)
         if _lookup_probe(table, _docno(segment, row), _docno_length(segment, row), hash,
                          &slot) >= 0:
             return row
@@ -953,13 +947,12 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
 
 
 cdef inline int _push_docno(QrelsState* q, const char* docno, Py_ssize_t n) noexcept nogil:
-    """Add the next row's docno (and its tag) to the last segment; -1 when out of memory
+    """Add the next row's docno to the last segment; -1 when out of memory
     or past MAX_SEGMENT_BYTES of docnos (the reference reader then reads the file)."""
     cdef Segment* last = &q.segments[q.n_segments - 1]
     if last.docnos.size + n > _segment_bytes \
             or _push_bytes(&last.docnos, docno, n) != 0 \
-            or _push_uint32(&last.doc_starts, <uint32_t>last.docnos.size) != 0 \
-            or _push_uint32(&last.tags, _tag32(_hash(docno, n, 0))) != 0:
+            or _push_uint32(&last.doc_starts, <uint32_t>last.docnos.size) != 0:
         return -1
     return 0
 
@@ -1124,8 +1117,8 @@ cdef int _keep_index(QrelsState* q) noexcept nogil:
 
 
 cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
-    """Put the rows (relevance, docnos and tags) in ``order`` (NULL: as they are), the
-    docnos and tags into one segment: the levels first, then the rest (so the peak is
+    """Put the rows (relevance and docnos) in ``order`` (NULL: as they are), the
+    docnos into one segment: the levels first, then the rest (so the peak is
     one copy of the rows, not two); -1 when out of memory."""
     cdef Py_ssize_t n_rows = q.relevance.size, i, n, capacity = 0, k, n_bytes = 0
     cdef int64_t row
@@ -1144,7 +1137,6 @@ cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
     for k in range(q.n_segments):
         n_bytes += q.segments[k].docnos.size
     if n_bytes > _segment_bytes \
-            or _reserve(<void**>&joined.tags.data, &joined.tags.capacity, n_rows, 4) != 0 \
             or _reserve(<void**>&joined.docnos.data, &joined.docnos.capacity, n_bytes, 1) != 0 \
             or _reserve(<void**>&joined.doc_starts.data, &joined.doc_starts.capacity, n_rows + 1,
                         4) != 0:
@@ -1154,13 +1146,12 @@ cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
     for i in range(n_rows):
         row = order[i] if order != NULL else i
         segment = _segment_of(q, row)
-        joined.tags.data[i] = segment.tags.data[row - segment.first_row]
         n = _docno_length(segment, row)
         if n > 0:
             memcpy(joined.docnos.data + joined.docnos.size, _docno(segment, row), n)
         joined.docnos.size += n
         joined.doc_starts.data[i + 1] = <uint32_t>joined.docnos.size
-    joined.tags.size, joined.doc_starts.size = n_rows, n_rows + 1
+    joined.doc_starts.size = n_rows + 1
     for k in range(q.n_segments):
         _segment_free(&q.segments[k])
     q.segments[0], q.n_segments = joined, 1
@@ -1170,7 +1161,6 @@ cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
 cdef void _segment_free(Segment* segment) noexcept nogil:
     free(segment.docnos.data)
     free(segment.doc_starts.data)
-    free(segment.tags.data)
     memset(segment, 0, sizeof(Segment))
 
 
