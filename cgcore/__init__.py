@@ -20,6 +20,7 @@ from cgcore._vectors import (
     ideal_dcg_at,
     ideal_gain_vectors,
     ndcg_at,
+    ndcg_at_cutoffs,
     normalise,
 )
 
@@ -38,5 +39,6 @@ __all__ = [
     "ideal_dcg_at",
     "ideal_gain_vectors",
     "ndcg_at",
+    "ndcg_at_cutoffs",
     "normalise",
 ]

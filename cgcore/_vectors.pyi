@@ -58,5 +58,15 @@ def ndcg_at(
     zero_ideal: float,
     out: Float64Array | None = ...,
 ) -> Float64Array: ...
+def ndcg_at_cutoffs(
+    gains: Float64Array,
+    offsets: Int64Array,
+    judged: Float64Array,
+    judged_offsets: Int64Array,
+    divisors: Float64Array,
+    ks: Int64Array,
+    zero_ideal: float,
+    out: Float64Array | None = ...,
+) -> Float64Array: ...
 BOUNDS_CHECKED: bool
 SANITIZED: bool

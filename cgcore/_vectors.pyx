@@ -438,6 +438,51 @@ cdef int _ideal_at(const gain_t[::1] judged, const index_t[::1] offsets,
     return 0
 
 
+cdef int _ndcg_at_cutoffs(const gain_t[::1] gains, const index_t[::1] offsets,
+                           const gain_t[::1] judged, const index_t[::1] judged_offsets,
+                           const gain_t[::1] divisors, const index_t[::1] ks,
+                           Py_ssize_t k_max, double zero_ideal,
+                           gain_t[:, ::1] out) noexcept nogil:
+    """ndcg_at for each cut-off in ``ks`` (at most k_max): each topic's DCG and ideal
+    DCG summed once, to k_max, in the same order as _cumulated_at and _ideal_at, so
+    each column equals ndcg_at's value bit for bit; -1 when out of memory."""
+    cdef Py_ssize_t t, i, j, start, length, count, k
+    cdef gain_t total, ideal
+    cdef gain_t* scratch = <gain_t*>malloc((_max_length(judged_offsets) + k_max + 1)
+                                           * sizeof(gain_t))
+    cdef gain_t* dcg = <gain_t*>malloc((k_max + 1) * sizeof(gain_t))      # dcg[i]: to rank i
+    cdef gain_t* best = <gain_t*>malloc((k_max + 1) * sizeof(gain_t))     # the ideal's
+    if scratch == NULL or dcg == NULL or best == NULL:
+        free(scratch)
+        free(dcg)
+        free(best)
+        return -1
+    dcg[0] = best[0] = 0.0
+    for t in range(offsets.shape[0] - 1):
+        start = offsets[t]
+        length = offsets[t + 1] - start
+        if length > k_max:
+            length = k_max
+        total = 0.0
+        for i in range(length):
+            total = total + gains[start + i] / divisors[i]
+            dcg[i + 1] = total
+        count = _top_positive(judged, judged_offsets[t], judged_offsets[t + 1], k_max, scratch)
+        total = 0.0
+        for i in range(count):
+            total = total + scratch[i] / divisors[i]
+            best[i + 1] = total
+        for j in range(ks.shape[0]):
+            k = ks[j]
+            ideal = best[k if k < count else count]
+            out[t, j] = dcg[k if k < length else length] / ideal if ideal > 0.0 \
+                else zero_ideal
+    free(scratch)
+    free(dcg)
+    free(best)
+    return 0
+
+
 def dcg_at(const gain_t[::1] gains, const index_t[::1] offsets,
            const gain_t[::1] divisors, Py_ssize_t k, out=None):
     """DCG@k per topic, sum_{i <= min(k, len)} G[i] / df(i), with no vector built.
@@ -495,6 +540,38 @@ def ndcg_at(const gain_t[::1] gains, const index_t[::1] offsets,
         if status == 0:
             for t in range(n_topics):
                 view[t] = view[t] / ideal[t] if ideal[t] > 0.0 else zero_ideal
+    if status != 0:
+        raise MemoryError("no memory for the ideal scratch buffer")
+    return result
+
+
+
+def ndcg_at_cutoffs(const gain_t[::1] gains, const index_t[::1] offsets,
+                    const gain_t[::1] judged, const index_t[::1] judged_offsets,
+                    const gain_t[::1] divisors, const index_t[::1] ks,
+                    double zero_ideal, out=None):
+    """ndcg_at at each cut-off of ``ks``, one column each (shape (T, len(ks))): every
+    topic's run and judgments are gone through once for all of them, and each column
+    equals ndcg_at(..., ks[j], zero_ideal) exactly."""
+    cdef Py_ssize_t j, k_max = 0
+    for j in range(ks.shape[0]):
+        if ks[j] < 1:
+            raise ValueError(f"every k must be >= 1, got {ks[j]}")
+        k_max = max(k_max, ks[j])
+    _check_divisors(divisors, k_max)
+    cdef index_t n_topics = _check_batch(gains, offsets)
+    if _check_batch(judged, judged_offsets) != n_topics:
+        raise ValueError(
+            f"the run has {n_topics} topics but the judgments have "
+            f"{judged_offsets.shape[0] - 1}")
+    result = _new_matrix(n_topics, ks.shape[0], out)
+    if ks.shape[0] == 0:
+        return result
+    cdef gain_t[:, ::1] view = result
+    cdef int status
+    with nogil:
+        status = _ndcg_at_cutoffs(gains, offsets, judged, judged_offsets, divisors, ks, k_max,
+                                  zero_ideal, view)
     if status != 0:
         raise MemoryError("no memory for the ideal scratch buffer")
     return result

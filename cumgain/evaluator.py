@@ -399,11 +399,12 @@ class _Context:
     one thread (threads get a context each, for their range of topics)."""
 
     def __init__(self, ranked: dict, policies: dict, full_depths: dict, gain_tables: dict,
-                 scratch: _Scratch):
+                 ndcg_cutoffs: dict, scratch: _Scratch):
         self._ranked = ranked          # judged_only flag -> _Ranked
         self.policies = policies
         self._full_depths = full_depths  # judged_only flag -> the whole batch's _full_depth
         self._gain_tables = gain_tables  # the whole batch's, see _gain_tables
+        self._ndcg_cutoffs = ndcg_cutoffs  # the batch's, see _ndcg_cutoffs
         self._scratch = scratch        # the thread's, reused by its next context
         self._cache: dict = {}
 
@@ -475,6 +476,22 @@ class _Context:
                 else gains
         return self._cached(("gains", id(ranked), _mapping_key(measure)), build)
 
+    def ndcg(self, measure: Measure, k: int) -> np.ndarray:
+        """nDCG@k, computed in one go with the other cut-offs of its group (the same
+        gains, discount and judged_only; see _ndcg_cutoffs)."""
+        group = _ndcg_group(measure, self.policies)
+        cutoffs = self._ndcg_cutoffs.get(group, ())
+        cutoffs = cutoffs if k in cutoffs else (k,)
+        ranked = self.ranked(measure)
+
+        def build():
+            return cgcore.ndcg_at_cutoffs(
+                self.gains(measure), ranked.offsets, self.judged_gains(measure),
+                ranked.qrels_offsets, _divisors(measure, max(cutoffs)),
+                np.array(cutoffs, dtype=np.int64), 0.0)
+        table = self._cached(("nDCG", id(ranked), group, cutoffs), build)
+        return np.ascontiguousarray(table[:, cutoffs.index(k)])
+
     def judged_gains(self, measure: Measure) -> np.ndarray:
         """The recall base: a gain per judgment (levels < 0 get 0, never in the ideal)."""
         ranked = self.ranked(measure)
@@ -486,6 +503,28 @@ class _Context:
                     np.where(levels >= 0, levels, 0.0)
             return np.where(levels >= 0, self._mapped_gains(measure, levels), 0.0)
         return self._cached(("judged_gains", id(ranked), _mapping_key(measure)), build)
+
+
+_GRADED_KINDS = {"ndcg": "nDCG", "ndcg_cut": "nDCG", "dcg": "DCG", "ideal_dcg": "IDCG"}
+
+
+def _ndcg_group(measure: Measure, policies: dict) -> tuple:
+    """What nDCG measures share when computed together: judged_only, gains, discount."""
+    return (_judged_only_flag(measure, policies), _mapping_key(measure), measure.discount,
+            measure.base)
+
+
+def _ndcg_cutoffs(measures: list, policies: dict, full_depths: dict) -> dict:
+    """For each group of nDCG measures (_ndcg_group), its cut-offs, ascending (a
+    measure without one: the batch's full depth): ndcg, ndcg_cut.5,10,... are
+    computed with one pass over each topic's run and judgments."""
+    groups: dict = {}
+    for measure in measures:
+        if _GRADED_KINDS.get(measure.family, measure.family) == "nDCG":
+            k = measure.cutoff if measure.cutoff is not None \
+                else full_depths[_judged_only_flag(measure, policies)]
+            groups.setdefault(_ndcg_group(measure, policies), set()).add(k)
+    return {group: tuple(sorted(cutoffs)) for group, cutoffs in groups.items()}
 
 
 def _safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
@@ -550,14 +589,15 @@ def _compute(measure: Measure, context: _Context) -> np.ndarray:
         if family == "ndcg_rel":
             return ndcg_rel
         return np.where(context.num_relevant(measure) > 0, rndcg, 0.0)
-    graded_families = {"ndcg": "nDCG", "ndcg_cut": "nDCG", "dcg": "DCG", "ideal_dcg": "IDCG"}
-    kind = graded_families.get(family, family)
+    kind = _GRADED_KINDS.get(family, family)
     k = measure.cutoff if measure.cutoff is not None else context.full_depth(measure)
     if kind in ("avg_pos_nCG", "avg_pos_nDCG"):
         run_batch, judged_batch = Ragged(gains, ranked.offsets), Ragged(judged, ranked.qrels_offsets)
         vectors = ncg(run_batch, judged_batch, k) if kind == "avg_pos_nCG" else \
             ndcg(run_batch, judged_batch, k, discount=measure.discount, base=measure.base)
         return cgcore.average_position(np.ascontiguousarray(vectors), k)
+    if kind == "nDCG":
+        return context.ndcg(measure, k)
     divisors = np.ones(k) if kind in ("CG", "nCG") else _divisors(measure, k)
     if kind in ("CG", "DCG"):
         return cgcore.dcg_at(gains, ranked.offsets, divisors, k)
@@ -853,6 +893,7 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     ranked = {flag: _judged_only(everything) if flag else everything for flag in flags}
     full_depths = {flag: _full_depth(variant) for flag, variant in ranked.items()}
     gain_tables = _gain_tables(measure_list, everything.qrels_levels)
+    ndcg_cutoffs = _ndcg_cutoffs(measure_list, policies, full_depths)
 
     scratch = threading.local()     # each thread's _Scratch
 
@@ -862,7 +903,7 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
             scratch.arrays = _Scratch()
         context = _Context({flag: _topic_range(variant, first, stop)
                             for flag, variant in ranked.items()}, policies, full_depths,
-                           gain_tables, scratch.arrays)
+                           gain_tables, ndcg_cutoffs, scratch.arrays)
         return [_compute(measure, context) for measure in measure_list]
 
     workers = auto_threads(threads) if len(everything.levels) >= PARALLEL_MEASURE_ROWS else 1

@@ -158,3 +158,15 @@ def ndcg_at(gains, offsets, judged, judged_offsets, divisors, k, zero_ideal, out
     values = dcg_at(gains, offsets, divisors, k)
     ideal = ideal_dcg_at(judged, judged_offsets, divisors, k)
     return _fill([v / i if i > 0.0 else zero_ideal for v, i in zip(values, ideal)], out)
+
+
+def ndcg_at_cutoffs(gains, offsets, judged, judged_offsets, divisors, ks, zero_ideal, out=None):
+    """ndcg_at at each cut-off of ks, one column each: shape (T, len(ks))."""
+    result = np.zeros((len(offsets) - 1, len(ks)))
+    for j, k in enumerate(ks):
+        result[:, j] = ndcg_at(gains, offsets, judged, judged_offsets, divisors, int(k),
+                               zero_ideal)
+    if out is None:
+        return result
+    out[...] = result
+    return out

@@ -84,6 +84,40 @@ def test_scalars_at_k(run_lists, judged_lists, k, rule, base, zero_ideal):
         reference.ndcg_at(values, offsets, judged, judged_offsets, divisors, k, zero_ideal))
 
 
+@given(topic_lists, st.lists(st.one_of(st.integers(1, 80), st.integers(1, 130)), max_size=6),
+       st.booleans(), st.sampled_from(RULES), bases, st.sampled_from([0.0, math.nan]))
+def test_ndcg_at_several_cutoffs_equals_one_at_a_time(lists, ks, whole, rule, base, zero_ideal):
+    """Each column of ndcg_at_cutoffs is ndcg_at at its cut-off, bit for bit (the sums
+    are the same, in the same order), for any cut-offs (repeated, unsorted, beyond every
+    topic, past 64, where the ideal is sorted), gains counted or sorted."""
+    if whole:
+        lists = [[float(max(-1, min(15, round(g)))) for g in row] for row in lists]
+    values, offsets = flatten(lists)
+    judged, judged_offsets = flatten(lists[::-1])
+    cutoffs = np.array(ks, dtype=np.int64)
+    divisors = cgcore.discount_divisors(rule, base, max(ks, default=1))
+    table = cgcore.ndcg_at_cutoffs(values, offsets, judged, judged_offsets, divisors, cutoffs,
+                                   zero_ideal)
+    assert table.shape == (len(lists), len(ks))
+    for j, k in enumerate(ks):
+        np.testing.assert_array_equal(
+            table[:, j], cgcore.ndcg_at(values, offsets, judged, judged_offsets, divisors, k,
+                                        zero_ideal))
+    np.testing.assert_array_equal(
+        table, reference.ndcg_at_cutoffs(values, offsets, judged, judged_offsets, divisors,
+                                         cutoffs, zero_ideal))
+
+
+def test_ndcg_at_cutoffs_rejects_bad_cutoffs():
+    values, offsets = flatten([[1.0, 2.0]])
+    with pytest.raises(ValueError, match="every k must be >= 1"):
+        cgcore.ndcg_at_cutoffs(values, offsets, values, offsets, np.ones(3),
+                               np.array([2, 0], dtype=np.int64), 0.0)
+    with pytest.raises(ValueError, match="fewer than depth 5"):
+        cgcore.ndcg_at_cutoffs(values, offsets, values, offsets, np.ones(3),
+                               np.array([5], dtype=np.int64), 0.0)
+
+
 # Whole gains below 16 are counted (_gains.h), anything else sorted: lists that are whole
 # but for an edge value (16, a fraction, NaN, infinity, -0.0) take either path.
 whole_gains = st.lists(st.one_of(st.integers(-1, 15).map(float), st.integers(-1, 15).map(float),
