@@ -2287,6 +2287,28 @@ cdef class RunRanker:
         return _strings_list(&r.topics), offsets, levels, judged, scores, tag
 
 
+def prefix_keys(list ids):
+    """Each id's first 8 UTF-8 bytes read as a big-endian number (short ids padded with
+    zero bytes): ids whose keys differ are in the same order as their bytes; ids that
+    share one (the same first 8 bytes, or the same but for trailing NUL bytes) need
+    comparing whole."""
+    cdef Py_ssize_t i, j, n, count = len(ids)
+    cdef const char* text
+    cdef uint64_t key
+    result = np.empty(count, dtype=np.uint64)
+    cdef uint64_t[::1] out = result
+    for i in range(count):
+        item = ids[i]
+        if not PyUnicode_CheckExact(item):
+            raise TypeError(f"ids must be str, got {type(item).__name__}")
+        text = _utf8(item, &n)
+        key = 0
+        for j in range(8):
+            key = (key << 8) | (<uint8_t>text[j] if j < n else 0)
+        out[i] = key
+    return result
+
+
 def random_tie_keys(uint64_t seed, const int64_t[::1] positions):
     """The random tie rule's keys for documents at these positions within their topics."""
     result = np.empty(positions.shape[0], dtype=np.int64)

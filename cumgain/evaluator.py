@@ -787,6 +787,22 @@ def topics_warning(run_only: tuple, missing: tuple, empty: tuple, topics: str) -
     return "; ".join(parts)
 
 
+def _byte_order(ids: list) -> np.ndarray:
+    """The positions of ``ids`` (distinct str) in the order of their UTF-8 bytes, which
+    is trec_eval's topic order and Python's order of str: sorted by their first 8 bytes
+    (_trec.prefix_keys), then ids sharing those by comparing them whole (sorting 100,000
+    ids as str took 17-19 ms; their keys, 2-3 ms)."""
+    keys = _trec.prefix_keys(ids)
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    shared = ordered[1:] == ordered[:-1]        # position i shares its key with i + 1
+    if shared.any():
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], shared, [0])).astype(np.int8)))
+        for start, stop in zip(edges[::2].tolist(), (edges[1::2] + 1).tolist()):
+            order[start:stop] = sorted(order[start:stop].tolist(), key=ids.__getitem__)
+    return order
+
+
 def _ranking(qrels: Any, run: Any, *, ties: str, score_precision: str, depth: Optional[int],
              topics: str, duplicates: str, seed: Optional[int], warn: bool,
              threads: Optional[int]) -> Ranking:
@@ -813,8 +829,8 @@ def _ranking(qrels: Any, run: Any, *, ties: str, score_precision: str, depth: Op
 
     same = native is not None and native.run_topics == list(native.qrels_topics)
     if same:        # the usual case: the same topics judged and ranked, in the same order
-        order = sorted(range(len(run_topics_all)), key=run_topics_all.__getitem__)
-        chosen, run_only, missing = [run_topics_all[i] for i in order], (), ()
+        order = _byte_order(run_topics_all)
+        chosen, run_only, missing = [run_topics_all[i] for i in order.tolist()], (), ()
     else:
         qrels_topics = set(qrels_topics_all) - set(empty)
         run_topics = set(run_topics_all)
@@ -832,7 +848,7 @@ def _ranking(qrels: Any, run: Any, *, ties: str, score_precision: str, depth: Op
     if same:
         everything = _as_ranked(native, native.run_offsets, native.qrels_offsets,
                                 native.qrels_levels)
-        chosen_index = np.array(order, dtype=np.int64)
+        chosen_index = order
     elif native is not None:
         everything, chosen_index = _universe(native, chosen)
     else:

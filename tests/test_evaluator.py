@@ -8,11 +8,12 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 import cumgain
 from cumgain import InputError
 from cgcore._convert import topic_dicts
-from cumgain.evaluator import TopicsWarning, evaluate
+from cumgain.evaluator import TopicsWarning, _byte_order, evaluate
 
 log2 = math.log2
 QRELS = {"q1": {"a": 2, "b": 0, "c": 1, "d": 3}, "q2": {"x": 1, "y": -1}}
@@ -259,3 +260,30 @@ def test_per_topic_dicts_hold_every_value_as_a_python_float():
     assert topic_dicts(("q1", "q2"), (), np.zeros((0, 2))) == {"q1": {}, "q2": {}}
     with pytest.raises(ValueError, match="shape"):
         topic_dicts(("q1",), ("P_1",), np.zeros((1, 2)))
+
+
+# ---------------------------------------------------------------- topic order
+
+# ids with long shared prefixes, NUL bytes, non-ASCII and empty ids, so that many share
+# their first 8 bytes (the key) and must be compared whole
+topic_ids = st.lists(st.one_of(st.text(max_size=12),
+                               st.builds(lambda p, s: p + s,
+                                         st.sampled_from(["", "topic-00", "1234567", "\x00",
+                                                          "é", "ab\x00\x00"]),
+                                         st.text("0129\x00é\U0001f600", max_size=4))),
+                     unique=True, max_size=60)
+
+
+@given(topic_ids)
+def test_topic_byte_order_equals_sorting_the_ids(ids):
+    """Topics are put in trec_eval's order (their UTF-8 bytes, which is Python's order
+    of str) by their first 8 bytes and then by comparing those that share them."""
+    assert _byte_order(ids).tolist() == sorted(range(len(ids)), key=ids.__getitem__)
+    assert sorted(ids) == sorted(ids, key=str.encode)
+
+
+def test_topic_order_in_results_is_byte_order():
+    qrels = {t: {"d": 1} for t in ["10", "9", "topic-000001b", "topic-000001a", "é", "z"]}
+    for topics in (list(qrels), list(reversed(qrels))):   # the same order as the qrels's, or not
+        run = {t: {"d": 1.0} for t in topics}
+        assert list(evaluate(qrels, run, ["P_1"]).topics) == sorted(qrels, key=str.encode)
