@@ -374,20 +374,28 @@ def average_position(const gain_t[:, ::1] vectors, Py_ssize_t k, out=None):
 
 # ---------------------------------------------------------------- scalars at k
 
+cdef inline gain_t _discounted_sum(const gain_t* gains, Py_ssize_t length,
+                                   const gain_t[::1] divisors, gain_t* prefix) noexcept nogil:
+    """sum_{i < length} gains[i] / divisors[i], added in rank order (every DCG here is
+    this sum, so that they agree bit for bit); the sum to each rank i + 1 also into
+    prefix[i + 1] unless prefix is NULL."""
+    cdef Py_ssize_t i
+    cdef gain_t total = 0.0
+    for i in range(length):
+        total = total + gains[i] / divisors[i]
+        if prefix != NULL:
+            prefix[i + 1] = total
+    return total
+
+
 cdef void _cumulated_at(const gain_t[::1] gains, const index_t[::1] offsets,
                         const gain_t[::1] divisors, Py_ssize_t k,
                         gain_t[::1] out) noexcept nogil:
-    cdef Py_ssize_t t, i, start, length
-    cdef gain_t total
+    cdef Py_ssize_t t, length
     for t in range(offsets.shape[0] - 1):
-        start = offsets[t]
-        length = offsets[t + 1] - start
-        if length > k:
-            length = k
-        total = 0.0
-        for i in range(length):
-            total = total + gains[start + i] / divisors[i]
-        out[t] = total
+        length = min(offsets[t + 1] - offsets[t], k)
+        out[t] = _discounted_sum(&gains[offsets[t]], length, divisors, NULL) if length > 0 \
+            else 0.0
 
 
 cdef Py_ssize_t _top_positive(const gain_t[::1] judged, Py_ssize_t start, Py_ssize_t stop,
@@ -423,17 +431,13 @@ cdef Py_ssize_t _top_positive(const gain_t[::1] judged, Py_ssize_t start, Py_ssi
 cdef int _ideal_at(const gain_t[::1] judged, const index_t[::1] offsets,
                    const gain_t[::1] divisors, Py_ssize_t k,
                    gain_t[::1] out) noexcept nogil:
-    cdef Py_ssize_t t, i, count
-    cdef gain_t total
+    cdef Py_ssize_t t, count
     cdef gain_t* scratch = <gain_t*>malloc((_max_length(offsets) + k + 1) * sizeof(gain_t))
     if scratch == NULL:
         return -1
     for t in range(offsets.shape[0] - 1):
         count = _top_positive(judged, offsets[t], offsets[t + 1], k, scratch)
-        total = 0.0
-        for i in range(count):
-            total = total + scratch[i] / divisors[i]
-        out[t] = total
+        out[t] = _discounted_sum(scratch, count, divisors, NULL)
     free(scratch)
     return 0
 
@@ -446,8 +450,8 @@ cdef int _ndcg_at_cutoffs(const gain_t[::1] gains, const index_t[::1] offsets,
     """ndcg_at for each cut-off in ``ks`` (at most k_max): each topic's DCG and ideal
     DCG summed once, to k_max, in the same order as _cumulated_at and _ideal_at, so
     each column equals ndcg_at's value bit for bit; -1 when out of memory."""
-    cdef Py_ssize_t t, i, j, start, length, count, k
-    cdef gain_t total, ideal
+    cdef Py_ssize_t t, j, length, count, k
+    cdef gain_t ideal
     cdef gain_t* scratch = <gain_t*>malloc((_max_length(judged_offsets) + k_max + 1)
                                            * sizeof(gain_t))
     cdef gain_t* dcg = <gain_t*>malloc((k_max + 1) * sizeof(gain_t))      # dcg[i]: to rank i
@@ -459,19 +463,11 @@ cdef int _ndcg_at_cutoffs(const gain_t[::1] gains, const index_t[::1] offsets,
         return -1
     dcg[0] = best[0] = 0.0
     for t in range(offsets.shape[0] - 1):
-        start = offsets[t]
-        length = offsets[t + 1] - start
-        if length > k_max:
-            length = k_max
-        total = 0.0
-        for i in range(length):
-            total = total + gains[start + i] / divisors[i]
-            dcg[i + 1] = total
+        length = min(offsets[t + 1] - offsets[t], k_max)
+        if length > 0:
+            _discounted_sum(&gains[offsets[t]], length, divisors, dcg)
         count = _top_positive(judged, judged_offsets[t], judged_offsets[t + 1], k_max, scratch)
-        total = 0.0
-        for i in range(count):
-            total = total + scratch[i] / divisors[i]
-            best[i + 1] = total
+        _discounted_sum(scratch, count, divisors, best)
         for j in range(ks.shape[0]):
             k = ks[j]
             ideal = best[k if k < count else count]
@@ -517,6 +513,18 @@ def ideal_dcg_at(const gain_t[::1] judged, const index_t[::1] offsets,
     return result
 
 
+cdef index_t _check_run_and_judged(const gain_t[::1] gains, const index_t[::1] offsets,
+                                   const gain_t[::1] judged,
+                                   const index_t[::1] judged_offsets) except -1:
+    """Both batches checked (_check_batch), with as many topics; returns n_topics."""
+    cdef index_t n_topics = _check_batch(gains, offsets)
+    if _check_batch(judged, judged_offsets) != n_topics:
+        raise ValueError(
+            f"the run has {n_topics} topics but the judgments have "
+            f"{judged_offsets.shape[0] - 1}")
+    return n_topics
+
+
 def ndcg_at(const gain_t[::1] gains, const index_t[::1] offsets,
             const gain_t[::1] judged, const index_t[::1] judged_offsets,
             const gain_t[::1] divisors, Py_ssize_t k, double zero_ideal, out=None):
@@ -524,11 +532,7 @@ def ndcg_at(const gain_t[::1] gains, const index_t[::1] offsets,
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     _check_divisors(divisors, k)
-    cdef index_t n_topics = _check_batch(gains, offsets)
-    if _check_batch(judged, judged_offsets) != n_topics:
-        raise ValueError(
-            f"the run has {n_topics} topics but the judgments have "
-            f"{judged_offsets.shape[0] - 1}")
+    cdef index_t n_topics = _check_run_and_judged(gains, offsets, judged, judged_offsets)
     result = _new_vector(n_topics, out)
     cdef gain_t[::1] view = result
     cdef gain_t[::1] ideal = np.empty(n_topics, dtype=np.float64)
@@ -545,7 +549,6 @@ def ndcg_at(const gain_t[::1] gains, const index_t[::1] offsets,
     return result
 
 
-
 def ndcg_at_cutoffs(const gain_t[::1] gains, const index_t[::1] offsets,
                     const gain_t[::1] judged, const index_t[::1] judged_offsets,
                     const gain_t[::1] divisors, const index_t[::1] ks,
@@ -559,11 +562,7 @@ def ndcg_at_cutoffs(const gain_t[::1] gains, const index_t[::1] offsets,
             raise ValueError(f"every k must be >= 1, got {ks[j]}")
         k_max = max(k_max, ks[j])
     _check_divisors(divisors, k_max)
-    cdef index_t n_topics = _check_batch(gains, offsets)
-    if _check_batch(judged, judged_offsets) != n_topics:
-        raise ValueError(
-            f"the run has {n_topics} topics but the judgments have "
-            f"{judged_offsets.shape[0] - 1}")
+    cdef index_t n_topics = _check_run_and_judged(gains, offsets, judged, judged_offsets)
     result = _new_matrix(n_topics, ks.shape[0], out)
     if ks.shape[0] == 0:
         return result
