@@ -766,9 +766,11 @@ def rank(qrels: Any, run: Any, *, ties: str = "docno_desc", score_precision: str
     >>> ranking.levels[0], ranking.judged_gains("0-1-10-100")[0]
     (array([1., 2.]), array([10.,  0.,  1.]))
     """
-    return _ranking(qrels, run, ties=ties, score_precision=score_precision, depth=depth,
-                    topics=topics, duplicates=duplicates, seed=seed, warn=warn,
-                    threads=threads)
+    ranking, release_qrels = _ranking(qrels, run, ties=ties, score_precision=score_precision,
+                                      depth=depth, topics=topics, duplicates=duplicates,
+                                      seed=seed, warn=warn, threads=threads)
+    release_qrels()
+    return ranking
 
 
 def topics_warning(run_only: tuple, missing: tuple, empty: tuple, topics: str) -> str:
@@ -805,9 +807,11 @@ def _byte_order(ids: list) -> np.ndarray:
 
 def _ranking(qrels: Any, run: Any, *, ties: str, score_precision: str, depth: Optional[int],
              topics: str, duplicates: str, seed: Optional[int], warn: bool,
-             threads: Optional[int]) -> Ranking:
-    """:func:`rank`; called by :func:`rank` and :func:`evaluate` alike, so that a
-    :class:`TopicsWarning` points at their caller."""
+             threads: Optional[int]) -> tuple:
+    """:func:`rank`'s Ranking, and a function that frees the qrels table read for it
+    alone (see RankedInput.release) for the caller to call once its work is done;
+    called by :func:`rank` and :func:`evaluate` alike, so that a :class:`TopicsWarning`
+    points at their caller."""
     _check_choice(ties, TIE_RULES, "ties")
     _check_choice(score_precision, SCORE_PRECISIONS, "score_precision")
     _check_choice(topics, TOPIC_POLICIES, "topics")
@@ -857,9 +861,14 @@ def _ranking(qrels: Any, run: Any, *, ties: str, score_precision: str, depth: Op
         chosen_index = np.arange(len(chosen))
     policies = dict(depth=depth, topics=topics, ties=ties, score_precision=score_precision,
                     seed=seed)
-    return Ranking(topics=tuple(chosen), run_only_topics=run_only, missing_topics=missing,
-                   empty_qrels_topics=empty, run_tag=run_tag, policies=policies,
-                   _everything=everything, _chosen_index=chosen_index)
+    ranking = Ranking(topics=tuple(chosen), run_only_topics=run_only, missing_topics=missing,
+                      empty_qrels_topics=empty, run_tag=run_tag, policies=policies,
+                      _everything=everything, _chosen_index=chosen_index)
+    return ranking, (native.release if native is not None else _nothing)
+
+
+def _nothing() -> None:
+    """Nothing to free (the reference reader's tables are Python's)."""
 
 
 # ---------------------------------------------------------------- public entry point
@@ -897,13 +906,21 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     _check_depth(depth)
     measure_list = parse_measures(measures)
     seed = _resolve_seed(seed)
-    ranking = _ranking(qrels, run, ties=ties, score_precision=score_precision, depth=depth,
-                       topics=topics, duplicates=duplicates, seed=seed, warn=warn,
-                       threads=threads)
-
+    ranking, release_qrels = _ranking(qrels, run, ties=ties, score_precision=score_precision,
+                                      depth=depth, topics=topics, duplicates=duplicates,
+                                      seed=seed, warn=warn, threads=threads)
     policies = dict(relevance_level=float(relevance_level), judged_only=bool(judged_only),
                     depth=depth, topics=topics, ties=ties, score_precision=score_precision,
                     seed=seed)
+    try:
+        return _measured(ranking, measure_list, policies, threads)
+    finally:        # the qrels table read for this evaluation alone is freed once the
+        release_qrels()     # measures are done (not while they need both cores)
+
+
+def _measured(ranking: Ranking, measure_list: list, policies: dict,
+              threads: Optional[int]) -> Evaluation:
+    """:func:`evaluate`'s second half: the measures of a Ranking, per topic and averaged."""
     flags = {_judged_only_flag(measure, policies) for measure in measure_list}
     everything, chosen_index = ranking._everything, ranking._chosen_index
     ranked = {flag: _judged_only(everything) if flag else everything for flag in flags}

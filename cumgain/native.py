@@ -19,7 +19,7 @@ import gzip
 import os
 import threading
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -48,6 +48,9 @@ class RankedInput:
     qrels_offsets: np.ndarray     # judgments of qrels topic i (read-only; they do not
                                   # keep the table's docnos alive)
     qrels_levels: np.ndarray      # (read-only; int8 or float64)
+    release: Callable[[], None]   # frees a qrels table read for this ranking alone, in a
+                                  # helper thread (the arrays above stay valid); a no-op
+                                  # for prepared qrels. Until called, the table is kept.
 
 
 @dataclass(frozen=True)
@@ -490,8 +493,8 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
     MAX_AUTO_THREADS), a run dict's topics ranked in ranges of at least
     DICT_TOPICS_PER_THREAD by as many; the result does not depend on how many.
     Qrels not prepared are read without their duplicate check, which the ranking
-    does (see QrelsTable.finish), and their table is freed by a helper thread once
-    the run is ranked."""
+    does (see QrelsTable.finish), and their table is freed by a helper thread when
+    the caller calls the result's ``release``."""
     if duplicates != "error" or not (_is_file(run) or type(run) is dict):
         return None
     threads = auto_threads(threads)
@@ -516,7 +519,10 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
     if ranker.check_unused_judgments() != _trec.STATUS_OK:
         return None             # a duplicate judgment: the reference reader names it
     run_topics, run_offsets, levels, judged, scores, tag = ranker.result()
-    if not prepared:            # a table of its own, no longer needed: freed by a helper
-        threading.Thread(target=judgments.table.release, daemon=True).start()
+
+    def release() -> None:      # a table of its own, no longer needed: freed by a helper
+        if not prepared:
+            threading.Thread(target=judgments.table.release, daemon=True).start()
+
     return RankedInput(run_topics, run_offsets, levels, judged, scores, tag,
-                       judgments.topics, judgments.offsets, judgments.levels)
+                       judgments.topics, judgments.offsets, judgments.levels, release)

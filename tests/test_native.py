@@ -5,6 +5,7 @@ give bit-identical evaluations; on anything it does not take it must step aside
 (read_ranked returns None) so that the reference reader words the error. The same
 holds for plain dicts and for qrels prepared once (PreparedQrels).
 """
+import dataclasses
 import gc
 import gzip
 import io
@@ -20,6 +21,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+import cumgain
 from cgcore import _trec
 from cumgain import native
 from cumgain.evaluator import TopicsWarning, evaluate
@@ -872,8 +874,8 @@ def test_qrels_levels_are_int8_while_small_whole_numbers_else_float64(level, whe
 
 
 def test_a_released_table_keeps_the_arrays_it_handed_out_and_stops():
-    """release() gives a table's memory back at once (read_ranked has a helper thread
-    free a table of its own once its run is ranked): the grouped arrays handed out
+    """release() gives a table's memory back at once (a helper thread frees a table
+    read for one ranking, see the next test): the grouped arrays handed out
     before stay as they were; the table is stopped, for rankers too."""
     table = _trec.QrelsTable()
     assert table.feed(b"1 0 a 2\n1 0 b 0\n2 0 c 1\n") == _trec.STATUS_OK
@@ -893,6 +895,59 @@ def test_a_released_table_keeps_the_arrays_it_handed_out_and_stops():
     unused = _trec.QrelsTable()             # released before grouped(): all of it goes
     unused.feed(b"1 0 a 2\n"), unused.finish(), unused.release()
     del unused
+
+
+def test_a_qrels_table_of_its_own_is_released_once_the_work_is_done(tmp_path, monkeypatch):
+    """evaluate() has the qrels table it read for itself freed after its measures
+    (freeing it while they ran took CPU from them), also when a measure fails;
+    rank() right after ranking; prepared qrels are never freed by an evaluation."""
+    from cumgain import evaluator
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    qrels_path.write_text("1 0 a 2\n1 0 b 0\n2 0 c 1\n")
+    run_path.write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n2 Q0 c 1 1.0 r\n")
+    events: list = []
+    tables: list = []                   # each qrels table read, and whether released
+    measured, read_qrels = evaluator._measured, native.native_qrels
+
+    def reading(*args, **kwargs):
+        ranked = read_ranked(*args, **kwargs)
+        release = ranked.release
+
+        def recorded():
+            events.append("release")
+            release()
+        return dataclasses.replace(ranked, release=recorded)
+
+    def measuring(*args, **kwargs):
+        events.append("measures")
+        return measured(*args, **kwargs)
+    def recording(*args, **kwargs):
+        judgments = read_qrels(*args, **kwargs)
+        tables.append(judgments.table)
+        return judgments
+
+    def released(table) -> bool:        # by the helper thread, soon
+        deadline = time.monotonic() + 10
+        while table.n_rows and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return table.n_rows == 0
+
+    monkeypatch.setattr(evaluator, "read_ranked", reading)
+    monkeypatch.setattr(evaluator, "_measured", measuring)
+    monkeypatch.setattr(native, "native_qrels", recording)
+    evaluate(qrels_path, run_path, ["P_1"])
+    assert events == ["measures", "release"] and released(tables[0])
+    events.clear()
+    with pytest.raises(InputError, match="not defined under ties='average'"):
+        evaluate(qrels_path, run_path, ["map"], ties="average")
+    assert events == ["measures", "release"] and released(tables[1])
+    events.clear()
+    cumgain.rank(qrels_path, run_path)
+    assert events == ["release"] and released(tables[2])
+    events.clear()
+    prepared = cumgain.prepare_qrels(qrels_path)
+    evaluate(prepared, run_path, ["P_1"])
+    assert events == ["measures", "release"] and prepared.native.table.n_rows == 3  # kept
 
 
 @settings(deadline=None)
