@@ -873,14 +873,15 @@ cdef int64_t _index_topic(QrelsState* q, int64_t topic, Lookup* table) noexcept 
     """Fill a zeroed ``table`` (pointed at ``topic``, see _point_at) with the topic's
     judgments. Returns -1 if fine, or the row of a docno already in the topic."""
     cdef int64_t position, row
-    cdef Py_ssize_t slot
+    cdef Py_ssize_t slot, n
     cdef uint64_t hash
+    cdef const char* docno
     cdef Segment* segment = table.segment
     for position in range(_judgment_count(q, topic)):
         row = table.first_row + position
-        hash = _hash(_docno(segment, row), _docno_length(segment, row), 0)
-        if _lookup_probe(table, _docno(segment, row), _docno_length(segment, row), hash,
-                         &slot) >= 0:
+        docno, n = _docno(segment, row), _docno_length(segment, row)
+        hash = _hash(docno, n, 0)
+        if _lookup_probe(table, docno, n, hash, &slot) >= 0:
             return row
         table.slots[slot] = _tag(hash) | <uint64_t>(position + 1)
     return -1
@@ -912,7 +913,7 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
     cdef Py_ssize_t ends[MAX_FIELDS]
     cdef int64_t topic, previous_topic = -1
     cdef const char* row
-    cdef double value
+    cdef double value = 0.0     # (set by the parse; gcc cannot tell)
     while position < size:
         q.lines_seen += 1
         row = text + position
@@ -1279,7 +1280,7 @@ cdef class QrelsTable:
         cdef PyObject* docno
         cdef PyObject* level
         cdef const char* text
-        cdef double value
+        cdef double value = 0.0     # (set by _exact_number; gcc cannot tell)
         cdef int64_t topic
         cdef QrelsState* q = &self.state
         while PyDict_Next(qrels, &topic_position, &qid, &docs):

@@ -153,8 +153,7 @@ def _at_least(levels: np.ndarray, level: float, out: Optional[np.ndarray] = None
         return np.greater_equal(levels, level, out=out)
     whole = math.ceil(level)
     if not -128 <= whole <= 127:
-        if out is None:
-            return np.full(len(levels), whole < -128)
+        out = np.empty(len(levels), bool) if out is None else out
         out.fill(whole < -128)
         return out
     return np.greater_equal(levels, np.int8(whole), out=out)
@@ -444,15 +443,17 @@ class _Context:
         return self._cached(("relevant", id(ranked), level), build)
 
     def num_relevant(self, measure: Measure) -> np.ndarray:
+        """R per topic (the same for both judged_only flags, like _qrels_levels)."""
         ranked, level = self.ranked(measure), self.level(measure)
-        return self._cached(("R", id(ranked), level), lambda: kernels.count_at_least(
+        return self._cached(("R", level), lambda: kernels.count_at_least(
             self._qrels_levels(measure), ranked.qrels_offsets, level))
 
     def _qrels_levels(self, measure: Measure) -> np.ndarray:
-        """The judgments' levels as float64 (converted once, when a measure needs them)."""
-        ranked = self.ranked(measure)
-        return self._cached(("qrels_levels", id(ranked)), lambda: self._scratch.float64(
-            ("qrels_levels", self._judged_only(measure)), ranked.qrels_levels))
+        """The judgments' levels as float64 (converted once, when a measure needs them;
+        the same for both judged_only flags, which keep every judgment)."""
+        key = ("qrels_levels",)
+        return self._cached(key, lambda: self._scratch.float64(
+            key, self.ranked(measure).qrels_levels))
 
     def _mapped_gains(self, measure: Measure, levels: np.ndarray) -> np.ndarray:
         """The gains of judged ``levels`` under the measure's gains, looked up in the
@@ -480,8 +481,7 @@ class _Context:
         """nDCG@k, computed in one go with the other cut-offs of its group (the same
         gains, discount and judged_only; see _ndcg_cutoffs)."""
         group = _ndcg_group(measure, self.policies)
-        cutoffs = self._ndcg_cutoffs.get(group, ())
-        cutoffs = cutoffs if k in cutoffs else (k,)
+        cutoffs = self._ndcg_cutoffs[group]
         ranked = self.ranked(measure)
 
         def build():
@@ -505,7 +505,10 @@ class _Context:
         return self._cached(("judged_gains", id(ranked), _mapping_key(measure)), build)
 
 
-_GRADED_KINDS = {"ndcg": "nDCG", "ndcg_cut": "nDCG", "dcg": "DCG", "ideal_dcg": "IDCG"}
+def _graded_kind(family: str) -> str:
+    """The kernel family of a graded measure: trec_eval's names mapped to ours."""
+    return {"ndcg": "nDCG", "ndcg_cut": "nDCG", "dcg": "DCG", "ideal_dcg": "IDCG"}.get(
+        family, family)
 
 
 def _ndcg_group(measure: Measure, policies: dict) -> tuple:
@@ -520,7 +523,7 @@ def _ndcg_cutoffs(measures: list, policies: dict, full_depths: dict) -> dict:
     computed with one pass over each topic's run and judgments."""
     groups: dict = {}
     for measure in measures:
-        if _GRADED_KINDS.get(measure.family, measure.family) == "nDCG":
+        if _graded_kind(measure.family) == "nDCG":
             k = measure.cutoff if measure.cutoff is not None \
                 else full_depths[_judged_only_flag(measure, policies)]
             groups.setdefault(_ndcg_group(measure, policies), set()).add(k)
@@ -589,7 +592,7 @@ def _compute(measure: Measure, context: _Context) -> np.ndarray:
         if family == "ndcg_rel":
             return ndcg_rel
         return np.where(context.num_relevant(measure) > 0, rndcg, 0.0)
-    kind = _GRADED_KINDS.get(family, family)
+    kind = _graded_kind(family)
     k = measure.cutoff if measure.cutoff is not None else context.full_depth(measure)
     if kind in ("avg_pos_nCG", "avg_pos_nDCG"):
         run_batch, judged_batch = Ragged(gains, ranked.offsets), Ragged(judged, ranked.qrels_offsets)

@@ -162,11 +162,6 @@ def ndcg_at(gains, offsets, judged, judged_offsets, divisors, k, zero_ideal, out
 
 def ndcg_at_cutoffs(gains, offsets, judged, judged_offsets, divisors, ks, zero_ideal, out=None):
     """ndcg_at at each cut-off of ks, one column each: shape (T, len(ks))."""
-    result = np.zeros((len(offsets) - 1, len(ks)))
-    for j, k in enumerate(ks):
-        result[:, j] = ndcg_at(gains, offsets, judged, judged_offsets, divisors, int(k),
-                               zero_ideal)
-    if out is None:
-        return result
-    out[...] = result
-    return out
+    columns = [ndcg_at(gains, offsets, judged, judged_offsets, divisors, int(k), zero_ideal)
+               for k in ks]
+    return _fill(np.reshape(columns, (len(ks), len(offsets) - 1)).T, out)
