@@ -144,9 +144,10 @@ def _add_dict(parser, source: dict) -> bool:
 DICT_TOPICS_PER_THREAD = 256    # a run dict is cut in ranges of at least this many topics
 
 
-PARTS_PER_THREAD = 4        # work split between threads is cut in up to this many parts
+PARTS_PER_THREAD = 8        # work split between threads is cut in up to this many parts
                             # per thread, handed out in turn (the cores of a virtual
-                            # machine may run at unequal speeds)
+                            # machine may run at unequal speeds, and a thread left
+                            # without a part waits for the others' last ones)
 
 
 def parts_for(threads: int) -> int:
