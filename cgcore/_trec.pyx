@@ -1529,7 +1529,7 @@ cdef struct RunState:
     Int64s batch_judgments     # add_dict: per topic of the batch collected, its qrels
     Int64s batch_ends          # topic (-1: none) and the end of its documents
     Int64s counts              # per run topic: ranked rows kept
-    Int64s used_topics         # the qrels topics indexed, if the table is unchecked
+    Int64s judgment_topics     # per run topic, in order: its qrels topic (-1: none)
     Levels out_levels          # held as the table's levels are (int8 or wide)
     Doubles out_scores
     Bytes out_judged           # 0 / 1 per ranked row
@@ -1653,11 +1653,15 @@ cdef void _sort_topic(Ranked* items, Entry* entries, Py_ssize_t n, int ties) noe
 cdef int _use_topic(RunState* r, int64_t topic) noexcept nogil:
     """Point ``r.judgments`` at the index of qrels topic ``topic`` (none if < 0): the
     table's own if it keeps one, else one built here, which checks the topic's
-    judgments for duplicates if the table is unchecked (noting the topic as used);
-    -1 when out of memory or on a duplicate judgment."""
+    judgments for duplicates if the table is unchecked. Called once per run topic,
+    in order (noting its qrels topic in ``r.judgment_topics``); -1 when out of memory
+    or on a duplicate judgment."""
     cdef QrelsState* q = r.qrels
     cdef int64_t found
     r.judgments_topic = topic
+    if _push_int64(&r.judgment_topics, topic) != 0:
+        r.status = NO_MEMORY
+        return -1
     if topic < 0:
         r.judgments.slots, r.judgments.n_slots, r.judgments.first_row = NULL, 0, 0
     elif q.slots != NULL:
@@ -1666,7 +1670,7 @@ cdef int _use_topic(RunState* r, int64_t topic) noexcept nogil:
         _point_at(q, topic, &r.judgments)
     else:
         found = _scratch_index(q, topic, &r.judgments, &r.scratch, &r.n_scratch)
-        if found == -2 or (q.unchecked and _push_int64(&r.used_topics, topic) != 0):
+        if found == -2:
             r.status = NO_MEMORY
             return -1
         if found >= 0:          # (a checked table has none: finish() ruled them out)
@@ -1965,7 +1969,7 @@ cdef class RunRanker:
         free(self.state.batch_judgments.data)
         free(self.state.batch_ends.data)
         free(self.state.counts.data)
-        free(self.state.used_topics.data)
+        free(self.state.judgment_topics.data)
         if not self.state.rows_borrowed:
             free(self.state.out_levels.data)
             free(self.state.out_scores.data)
@@ -2180,9 +2184,9 @@ cdef class RunRanker:
             if r.status == OK and (
                     _extend(<void**>&r.counts.data, &r.counts.size, &r.counts.capacity,
                             o.counts.data, o.counts.size, 8) != 0
-                    or _extend(<void**>&r.used_topics.data, &r.used_topics.size,
-                               &r.used_topics.capacity, o.used_topics.data,
-                               o.used_topics.size, 8) != 0
+                    or _extend(<void**>&r.judgment_topics.data, &r.judgment_topics.size,
+                               &r.judgment_topics.capacity, o.judgment_topics.data,
+                               o.judgment_topics.size, 8) != 0
                     or (o.n_lines_read > 0 and _extend(
                         <void**>&r.tag.data, &r.tag.size, &r.tag.capacity, o.tag.data,
                         o.tag.size, 1, True) != 0)):
@@ -2192,7 +2196,7 @@ cdef class RunRanker:
         r.n_lines_read += o.n_lines_read
         r.lines_seen += o.lines_seen
         _release_int64s(&o.counts)
-        _release_int64s(&o.used_topics)
+        _release_int64s(&o.judgment_topics)
         if not o.rows_borrowed:
             _release(<void**>&o.out_levels.data, &o.out_levels.size, &o.out_levels.capacity)
             _release(<void**>&o.out_judged.data, &o.out_judged.size, &o.out_judged.capacity)
@@ -2236,11 +2240,11 @@ cdef class RunRanker:
         if used == NULL:
             raise MemoryError()
         with nogil:
-            for i in range(r.used_topics.size):
-                used[r.used_topics.data[i]] = 1
+            for i in range(r.judgment_topics.size):
+                if r.judgment_topics.data[i] >= 0:
+                    used[r.judgment_topics.data[i]] = 1
             found = _check_topics(q, 0, n_topics, used)
         free(used)
-        _release_int64s(&r.used_topics)
         if found == -2:
             r.status = NO_MEMORY
         elif found >= 0:
@@ -2248,6 +2252,22 @@ cdef class RunRanker:
         else:
             q.unchecked = False
         return r.status
+
+    def same_topics(self):
+        """Once finished (with every part appended): whether the run ranked exactly the
+        qrels table's topics, in the table's order (run topic i is qrels topic i), so
+        that one list of topic ids names both."""
+        if not self.finished:
+            raise ValueError("same_topics comes once the ranker is finished")
+        cdef RunState* r = &self.state
+        cdef Py_ssize_t i, n = r.judgment_topics.size
+        if r.status != OK or n != _strings_count(&r.qrels.topics) \
+                or n != _strings_count(&r.topics):
+            return False
+        for i in range(n):
+            if r.judgment_topics.data[i] != i:
+                return False
+        return True
 
     @property
     def levels_dtype(self):

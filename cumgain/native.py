@@ -19,7 +19,7 @@ import gzip
 import os
 import threading
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -33,6 +33,26 @@ TIE_CODES = {"docno_desc": _trec.TIES_DOCNO_DESC, "average": _trec.TIES_DOCNO_DE
              "random": _trec.TIES_RANDOM}
 
 
+class NativeQrels:
+    """A finished qrels table and its judgments grouped by topic. Only read once
+    built, so one instance serves any number of rankings, in any number of threads."""
+
+    def __init__(self, table: Any, offsets: np.ndarray, levels: np.ndarray):
+        self.table = table          # _trec.QrelsTable
+        self.offsets = offsets      # judgments of topic i: offsets[i]:offsets[i+1] (read-only)
+        self.levels = levels        # int8 or float64 (see QrelsTable.grouped; read-only)
+        self._topics: Optional[tuple] = None
+
+    @property
+    def topics(self) -> tuple:
+        """The topic ids in order of appearance in the qrels, decoded when first asked
+        for (an evaluation whose run ranks the same topics needs only the run's), which
+        must be before the table is released. Threads asking at once decode them twice."""
+        if self._topics is None:
+            self._topics = tuple(self.table.topics())
+        return self._topics
+
+
 @dataclass
 class RankedInput:
     """Every run topic ranked and joined, and the judgments grouped by topic."""
@@ -44,24 +64,28 @@ class RankedInput:
     judged: np.ndarray            # in the qrels with a level >= 0
     scores: Optional[np.ndarray]  # as compared (after float32 rounding); kept for ties="average"
     tag: str
-    qrels_topics: Sequence[str]   # in order of appearance in the qrels
-    qrels_offsets: np.ndarray     # judgments of qrels topic i (read-only; they do not
-                                  # keep the table's docnos alive)
-    qrels_levels: np.ndarray      # (read-only; int8 or float64)
+    same_topics: bool             # the run ranks the qrels topics in their order (run topic
+                                  # i is qrels topic i): run_topics names both
+    judgments: NativeQrels
     release: Callable[[], None]   # frees a qrels table read for this ranking alone, in a
-                                  # helper thread (the arrays above stay valid); a no-op
-                                  # for prepared qrels. Until called, the table is kept.
+                                  # helper thread (the arrays stay valid, qrels_topics not
+                                  # asked for before cannot be); a no-op for prepared qrels.
+                                  # Until called, the table is kept.
 
+    @property
+    def qrels_topics(self) -> tuple:
+        """In order of appearance in the qrels."""
+        return self.judgments.topics
 
-@dataclass(frozen=True)
-class NativeQrels:
-    """A finished qrels table and its judgments grouped by topic. Only read once
-    built, so one instance serves any number of rankings, in any number of threads."""
+    @property
+    def qrels_offsets(self) -> np.ndarray:
+        """Judgments of qrels topic i (read-only; they do not keep the table's docnos alive)."""
+        return self.judgments.offsets
 
-    table: Any                    # _trec.QrelsTable
-    topics: tuple                 # in order of appearance in the qrels
-    offsets: np.ndarray           # judgments of topic i: offsets[i]:offsets[i+1] (read-only)
-    levels: np.ndarray            # int8 or float64 (see QrelsTable.grouped; read-only)
+    @property
+    def qrels_levels(self) -> np.ndarray:
+        """Read-only; int8 or float64."""
+        return self.judgments.levels
 
 
 def _is_file(path: Any) -> bool:
@@ -394,7 +418,7 @@ def native_qrels(qrels: Any, indexed: bool = False, threads: Optional[int] = 1,
             return None
     offsets, levels = table.grouped()
     offsets.flags.writeable = levels.flags.writeable = False
-    return NativeQrels(table, tuple(table.topics()), offsets, levels)
+    return NativeQrels(table, offsets, levels)
 
 
 class PreparedQrels(dict):
@@ -519,11 +543,12 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
             return None
     if ranker.check_unused_judgments() != _trec.STATUS_OK:
         return None             # a duplicate judgment: the reference reader names it
+    same_topics = ranker.same_topics()
     run_topics, run_offsets, levels, judged, scores, tag = ranker.result()
 
     def release() -> None:      # a table of its own, no longer needed: freed by a helper
         if not prepared:
             threading.Thread(target=judgments.table.release, daemon=True).start()
 
-    return RankedInput(run_topics, run_offsets, levels, judged, scores, tag,
-                       judgments.topics, judgments.offsets, judgments.levels, release)
+    return RankedInput(run_topics, run_offsets, levels, judged, scores, tag, same_topics,
+                       judgments, release)

@@ -897,6 +897,42 @@ def test_a_released_table_keeps_the_arrays_it_handed_out_and_stops():
     del unused
 
 
+@pytest.mark.parametrize("threads, part_bytes", [(1, native.PART_BYTES), (2, 1)])
+def test_the_same_topics_are_told_in_c_and_the_qrels_ids_decoded_only_when_they_differ(
+        tmp_path, monkeypatch, threads, part_bytes):
+    """The ranker tells whether the run ranks exactly the qrels topics in the qrels'
+    order (read in one part or several); then evaluate() decodes only the run's topic
+    ids, else the qrels' too. The evaluation is the reference reader's either way,
+    topics left out included."""
+    from cumgain import evaluator
+    monkeypatch.setattr(native, "PART_BYTES", part_bytes)
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    qrels_path.write_text("".join(f"{t} 0 d{d} {d % 3}\n" for t in ("b", "a", "c")
+                                  for d in range(3)))
+    seen: list = []
+
+    def reading(*args, **kwargs):
+        seen.append(read_ranked(*args, **kwargs))
+        return seen[-1]
+
+    cases = {("b", "a", "c"): True, ("a", "b", "c"): False, ("b", "a"): False,
+             ("b", "a", "c", "x"): False, ("b", "x", "c"): False}
+    for run_topics, same in cases.items():
+        run_path.write_text("".join(f"{t} Q0 d{d} 1 {d} r\n" for t in run_topics
+                                    for d in range(3)))
+        monkeypatch.setattr(evaluator, "read_ranked", reading)
+        got = evaluate(qrels_path, run_path, ["map", "ndcg"], warn=False, threads=threads)
+        monkeypatch.setattr(evaluator, "read_ranked", lambda *args, **kwargs: None)
+        expected = evaluate(qrels_path, run_path, ["map", "ndcg"], warn=False)
+        assert seen[-1].same_topics is same
+        assert (seen[-1].judgments._topics is None) is same
+        assert got.topics == expected.topics and got.topics == tuple(sorted(got.topics))
+        assert (got.run_only_topics, got.missing_topics) == \
+            (expected.run_only_topics, expected.missing_topics)
+        for name in ("map", "ndcg"):
+            assert got.values[name].tolist() == expected.values[name].tolist()
+
+
 def test_a_qrels_table_of_its_own_is_released_once_the_work_is_done(tmp_path, monkeypatch):
     """evaluate() has the qrels table it read for itself freed after its measures
     (freeing it while they ran took CPU from them), also when a measure fails;
@@ -1004,8 +1040,10 @@ def test_a_table_finished_unchecked_is_checked_by_its_ranking(lines, run_topics,
             assert status == _trec.STATUS_QRELS_DUPLICATE
             return "unused"
         assert rankers[0].check_unused_judgments() == _trec.STATUS_OK   # checked now
-        return [column.tolist() if hasattr(column, "tolist") else column
-                for column in rankers[0].result()]
+        columns = [column.tolist() if hasattr(column, "tolist") else column
+                   for column in rankers[0].result()]
+        assert rankers[0].same_topics() == (columns[0] == table.topics())
+        return columns
 
     unchecked = ranking(check=False)
     if has_duplicate:
