@@ -284,6 +284,19 @@ cdef inline int _push_level(Levels* a, double value) noexcept nogil:
     return 0
 
 
+cdef inline int _push_digit(Levels* a, uint8_t digit) noexcept nogil:
+    """_push_level of a level 0 to 9 (small: never widens)."""
+    if a.size == a.capacity and _reserve(&a.data, &a.capacity, a.size + 1,
+                                         _level_bytes(a)) != 0:
+        return -1
+    if a.wide:
+        (<double*>a.data)[a.size] = digit
+    else:
+        (<int8_t*>a.data)[a.size] = <int8_t>digit
+    a.size += 1
+    return 0
+
+
 cdef int _extend_levels(Levels* a, Levels* more) noexcept nogil:
     """Append ``more``'s levels (widening ``a`` or ``more`` so that both are held
     alike: wide if either is); -1 when out of memory."""
@@ -914,6 +927,8 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
     cdef int64_t topic, previous_topic = -1
     cdef const char* row
     cdef double value = 0.0     # (set by the parse; gcc cannot tell)
+    cdef uint8_t digit
+    cdef bint one_digit
     while position < size:
         q.lines_seen += 1
         row = text + position
@@ -930,8 +945,13 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
                 q.status, q.status_line = NO_MEMORY, q.lines_seen
                 return -1
             continue
-        if n_fields != 4 or not _parse_number(row + starts[3], ends[3] - starts[3], &value) \
-                or isnan(value) or isinf(value):
+        if n_fields != 4:
+            q.status, q.status_line = BAD_LINE, q.lines_seen
+            return -1
+        digit = <uint8_t>row[starts[3]] - 48    # 48 = ord('0'); other bytes wrap above 9
+        one_digit = ends[3] - starts[3] == 1 and digit <= 9     # the usual level
+        if not one_digit and (not _parse_number(row + starts[3], ends[3] - starts[3], &value)
+                              or isnan(value) or isinf(value)):
             q.status, q.status_line = BAD_LINE, q.lines_seen
             return -1
         if previous_topic >= 0 and _strings_equal(&q.topics, previous_topic, row + starts[0],
@@ -941,7 +961,9 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
             topic = _strings_add(&q.topics, row + starts[0], ends[0] - starts[0])
             previous_topic = topic
         if topic < 0 or _push_docno(q, row + starts[2], ends[2] - starts[2]) != 0 \
-                or _note_topic(q, topic) != 0 or _push_level(&q.relevance, value) != 0:
+                or _note_topic(q, topic) != 0 \
+                or (_push_digit(&q.relevance, digit) if one_digit
+                    else _push_level(&q.relevance, value)) != 0:
             q.status, q.status_line = NO_MEMORY, q.lines_seen
             return -1
     return 0
