@@ -59,8 +59,9 @@ docnos = st.sampled_from(["d1", "d2", "d10", "D1", "a", "é", "doc#1", "z" * 40]
 topics = st.sampled_from(["1", "2", "10", "q"])
 scores = st.sampled_from(["1", "1.0", "0.5", "-2", "1e3", "1.0000000002", "1.0000000001",
                           "100000001", "100000000", "3.14159265358979", "inf", ".5", "5."])
-levels = st.sampled_from(["0", "1", "2", "3", "-1", "-2", "1.5", "127", "-128", "128", "-0",
-                          "1e2"])      # int8 levels but for 1.5, 128 and -0 (see Levels)
+levels = st.sampled_from(["0", "1", "2", "3", "9", "-1", "-2", "1.5", "127", "-128", "128", "-0",
+                          "1e2", "07", "+1", "2."])   # int8 levels but for 1.5, 128 and -0
+                                                      # (see Levels); one digit: _push_digit
 
 
 @st.composite
@@ -100,6 +101,9 @@ BAD_LINES = [
     "1 0 d1",                   # qrels: too few fields
     "1 0 d1 1 extra",           # qrels: too many
     "1 0 d1 x",                 # non-numeric relevance
+    "1 0 d1 -",                 # one byte, not a digit
+    "1 0 d1 .",
+    "1 0 d1 :",                 # the byte after '9'
     "1 0 d1 nan",
     "1 0 d1 inf",
     "1 0 d1 0x10",
