@@ -806,6 +806,47 @@ def test_append_joins_finished_rankers_only():
     assert again.append(twice) == _trec.STATUS_NOT_GROUPED
 
 
+@settings(deadline=None, max_examples=60)
+@given(st.lists(st.lists(st.integers(0, 80), unique=True, max_size=60), min_size=2,
+                max_size=4))
+def test_appended_parts_intern_their_topics_as_one_table_would(parts):
+    """Appending parts interns their topic ids in order: a qrels table's topics are
+    the ordered union, a topic in several parts joined (its rows grouped); a ranker
+    stops with NOT_GROUPED at a topic ranked in two parts, else keeps them all in
+    order."""
+    tables = []
+    for part, topics in enumerate(parts):
+        table = _trec.QrelsTable()
+        assert table.feed(b"".join(b"t%d 0 d%d 1\n" % (topic, part)
+                                   for topic in topics)) == _trec.STATUS_OK
+        tables.append(table)
+    for table in tables[1:]:
+        assert tables[0].append(table) == _trec.STATUS_OK
+    assert tables[0].finish() == _trec.STATUS_OK
+    union = list(dict.fromkeys(topic for topics in parts for topic in topics))
+    assert tables[0].topics() == [f"t{topic}" for topic in union]
+    offsets, _ = tables[0].grouped()
+    assert np.diff(offsets).tolist() == [sum(topics.count(topic) for topics in parts)
+                                         for topic in union]
+
+    def ranker(topics):
+        made = _trec.RunRanker(tables[0], _trec.TIES_DOCNO_DESC, False, -1, 0)
+        assert made.feed(b"".join(b"t%d Q0 d0 1 1 r\n" % topic for topic in topics)) \
+            == _trec.STATUS_OK and made.finish() == _trec.STATUS_OK
+        return made
+
+    rankers = [ranker(topics) for topics in parts]
+    seen = set(parts[0])
+    for made, topics in zip(rankers[1:], parts[1:]):
+        status = rankers[0].append(made)        # (a stopped ranker takes no more)
+        if seen & set(topics):
+            assert status == _trec.STATUS_NOT_GROUPED
+            return
+        assert status == _trec.STATUS_OK
+        seen |= set(topics)
+    assert rankers[0].result()[0] == [f"t{topic}" for topics in parts for topic in topics]
+
+
 def test_threads_must_be_a_positive_integer(tmp_path):
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(InputError, match="threads"):
