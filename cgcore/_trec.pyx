@@ -276,23 +276,16 @@ cdef inline int _push_level(Levels* a, double value) noexcept nogil:
     small; -1 when out of memory."""
     if not a.wide and not _small_level(value) and _widen(a) != 0:
         return -1
+    return _push_small_level(a, value)
+
+
+cdef inline int _push_small_level(Levels* a, double value) noexcept nogil:
+    """Append ``value``, which the array holds as it is (small, see _small_level, or
+    the array wide: a one-digit level, say); -1 when out of memory."""
     if a.size == a.capacity and _reserve(&a.data, &a.capacity, a.size + 1,
                                          _level_bytes(a)) != 0:
         return -1
     _set_level(a, a.size, value)
-    a.size += 1
-    return 0
-
-
-cdef inline int _push_digit(Levels* a, uint8_t digit) noexcept nogil:
-    """_push_level of a level 0 to 9 (small: never widens)."""
-    if a.size == a.capacity and _reserve(&a.data, &a.capacity, a.size + 1,
-                                         _level_bytes(a)) != 0:
-        return -1
-    if a.wide:
-        (<double*>a.data)[a.size] = digit
-    else:
-        (<int8_t*>a.data)[a.size] = <int8_t>digit
     a.size += 1
     return 0
 
@@ -962,7 +955,7 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
             previous_topic = topic
         if topic < 0 or _push_docno(q, row + starts[2], ends[2] - starts[2]) != 0 \
                 or _note_topic(q, topic) != 0 \
-                or (_push_digit(&q.relevance, digit) if one_digit
+                or (_push_small_level(&q.relevance, digit) if one_digit
                     else _push_level(&q.relevance, value)) != 0:
             q.status, q.status_line = NO_MEMORY, q.lines_seen
             return -1
@@ -2335,9 +2328,8 @@ def prefix_keys(list ids):
     zero bytes): ids whose keys differ are in the same order as their bytes; ids that
     share one (the same first 8 bytes, or the same but for trailing NUL bytes) need
     comparing whole."""
-    cdef Py_ssize_t i, j, n, count = len(ids)
+    cdef Py_ssize_t i, n, count = len(ids)
     cdef const char* text
-    cdef uint64_t key
     result = np.empty(count, dtype=np.uint64)
     cdef uint64_t[::1] out = result
     for i in range(count):
@@ -2345,10 +2337,7 @@ def prefix_keys(list ids):
         if not PyUnicode_CheckExact(item):
             raise TypeError(f"ids must be str, got {type(item).__name__}")
         text = _utf8(item, &n)
-        key = 0
-        for j in range(8):
-            key = (key << 8) | (<uint8_t>text[j] if j < n else 0)
-        out[i] = key
+        out[i] = _docno_prefix(text, n)     # (the docno tie rules' key: any bytes)
     return result
 
 

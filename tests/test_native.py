@@ -61,7 +61,7 @@ scores = st.sampled_from(["1", "1.0", "0.5", "-2", "1e3", "1.0000000002", "1.000
                           "100000001", "100000000", "3.14159265358979", "inf", ".5", "5."])
 levels = st.sampled_from(["0", "1", "2", "3", "9", "-1", "-2", "1.5", "127", "-128", "128", "-0",
                           "1e2", "07", "+1", "2."])   # int8 levels but for 1.5, 128 and -0
-                                                      # (see Levels); one digit: _push_digit
+                                                      # (see Levels); one digit: _push_small_level
 
 
 @st.composite
