@@ -783,7 +783,7 @@ cdef struct QrelsState:
     uint64_t* slots        # slots[slot_starts[t]:slot_starts[t + 1]] (else NULL)
     int64_t lines_seen     # physical lines fed so far
     bint unchecked         # finished without the duplicate check: the rankers check
-                           # the topics they index, and check_unused_judgments the rest
+                           # the topics they join, and check_unused_judgments the rest
     int status
     int64_t status_line
 
@@ -1379,10 +1379,10 @@ cdef class QrelsTable:
         between up to ``threads`` threads by judgments; returns the status.
 
         ``check=False`` (for a table that one run is ranked against, not kept):
-        without the check, which the rankers do as they index each topic they meet
+        without the check, which the rankers do as they join each topic they meet
         (stopping with STATUS_QRELS_DUPLICATE), and
-        RunRanker.check_unused_judgments for the topics none met; so that a topic
-        is indexed once, not twice. Not for an indexed table (its index is the check)."""
+        RunRanker.check_unused_judgments for the topics none met; so that a topic's
+        judgments are hashed once, not twice. Not for an indexed table (its index is the check)."""
         cdef int64_t found = -1
         if not check and self.indexed:
             raise ValueError("an indexed table is checked as it is indexed")
@@ -1477,6 +1477,7 @@ cdef struct Entry:          # a run document of the topic being ranked, in input
     int64_t key            # the tie key of the input_order and random rules
     int64_t row            # position in the input
     uint64_t hash          # of the docno, for the duplicate check and the qrels lookup
+    int64_t judgment       # its qrels row once joined (see _join_judgments), else -1
 
 
 cdef struct Ranked:         # what is sorted: 16 bytes, the entries stay where they are
@@ -1529,7 +1530,7 @@ cdef struct RunState:
     int64_t current            # the topic being collected, -1 before the first line
     Lookup judgments           # the current topic's judgments (see _use_topic)
     int64_t judgments_topic    # their qrels topic (-1: none; where the next is looked for first)
-    uint64_t* scratch          # room for them when the qrels table keeps no index
+    uint64_t* scratch          # their hashes while they are joined (see _join_judgments)
     Py_ssize_t n_scratch
     Bytes docnos               # current topic's docnos
     Int64s doc_starts
@@ -1538,9 +1539,10 @@ cdef struct RunState:
     Entry* entries
     Ranked* ranked             # the entries being sorted
     Py_ssize_t n_entries       # room in both
-    uint64_t* seen             # duplicate check: (stamp << 32) | entry index; a slot
-    Py_ssize_t n_seen          # is in use for the topic being ranked if its stamp is
-    int64_t stamp              # this one (wraps after 2^32 - 1 topics: see _rank_current)
+    uint64_t* seen             # the topic's docnos (see _index_entries): (stamp << 32) |
+    Py_ssize_t n_seen          # entry index, or n + judgment position; a slot is in use
+    int64_t stamp              # for the topic being ranked if its stamp is this one
+    Py_ssize_t seen_slots      # (wraps after 2^32 - 1 topics); the topic's slots in use
     Int64s batch_judgments     # add_dict: per topic of the batch collected, its qrels
     Int64s batch_ends          # topic (-1: none) and the end of its documents
     Int64s counts              # per run topic: ranked rows kept
@@ -1666,31 +1668,132 @@ cdef void _sort_topic(Ranked* items, Entry* entries, Py_ssize_t n, int ties) noe
 
 
 cdef int _use_topic(RunState* r, int64_t topic) noexcept nogil:
-    """Point ``r.judgments`` at the index of qrels topic ``topic`` (none if < 0): the
-    table's own if it keeps one, else one built here, which checks the topic's
-    judgments for duplicates if the table is unchecked. Called once per run topic,
-    in order (noting its qrels topic in ``r.judgment_topics``); -1 when out of memory
-    or on a duplicate judgment."""
+    """Point ``r.judgments`` at qrels topic ``topic`` (none if < 0) and its index if the
+    table keeps one (else n_slots = 0: the ranking joins the topic's judgments itself,
+    see _join_judgments). Called once per run topic, in order (noting its qrels topic
+    in ``r.judgment_topics``); -1 when out of memory."""
     cdef QrelsState* q = r.qrels
-    cdef int64_t found
     r.judgments_topic = topic
     if _push_int64(&r.judgment_topics, topic) != 0:
         r.status = NO_MEMORY
         return -1
-    if topic < 0:
-        r.judgments.slots, r.judgments.n_slots, r.judgments.first_row = NULL, 0, 0
-    elif q.slots != NULL:
-        r.judgments.slots = q.slots + q.slot_starts[topic]
-        r.judgments.n_slots = q.slot_starts[topic + 1] - q.slot_starts[topic]
+    r.judgments.slots, r.judgments.n_slots, r.judgments.first_row = NULL, 0, 0
+    if topic >= 0:
         _point_at(q, topic, &r.judgments)
-    else:
-        found = _scratch_index(q, topic, &r.judgments, &r.scratch, &r.n_scratch)
-        if found == -2:
+        if q.slots != NULL:
+            r.judgments.slots = q.slots + q.slot_starts[topic]
+            r.judgments.n_slots = q.slot_starts[topic + 1] - q.slot_starts[topic]
+    return 0
+
+
+cdef uint64_t STAMP_MASK = 0xFFFFFFFF00000000ULL
+cdef uint64_t INDEX_MASK = 0x00000000FFFFFFFFULL   # also the most stamps, and entries
+
+
+cdef inline int64_t _unjoined_judgments(RunState* r) noexcept nogil:
+    """How many judgments the ranking of the current topic joins itself: its qrels
+    topic's, unless there is none or the table keeps an index (looked up instead)."""
+    if r.judgments_topic < 0 or r.qrels.slots != NULL:
+        return 0
+    return _judgment_count(r.qrels, r.judgments_topic)
+
+
+cdef int _index_entries(RunState* r, Py_ssize_t n, bint check) noexcept nogil:
+    """Put the current topic's ``n`` entries (see _set_entry) in ``r.seen`` under a new
+    stamp, in room for its unjoined judgments too (see _join_judgments): open
+    addressing by the docno hash, at most half full. With ``check``, stop with
+    DUPLICATE at the line of a docno the topic already has. -1 on error."""
+    cdef Py_ssize_t i, slot, mask
+    cdef int64_t n_items = n + _unjoined_judgments(r)
+    cdef Entry* entry
+    cdef Entry* other
+    cdef uint64_t stamp
+    if <uint64_t>n_items > INDEX_MASK:   # an index must fit a slot's low half
+        r.status = NO_MEMORY
+        return -1
+    r.seen_slots = 16
+    while r.seen_slots < 2 * n_items:
+        r.seen_slots *= 2
+    if r.seen_slots > r.n_seen:
+        free(r.seen)
+        r.seen = <uint64_t*>calloc(r.seen_slots, 8)
+        if r.seen == NULL:
+            r.n_seen = 0
             r.status = NO_MEMORY
             return -1
-        if found >= 0:          # (a checked table has none: finish() ruled them out)
-            r.status = QRELS_DUPLICATE
+        r.n_seen = r.seen_slots
+    r.stamp += 1        # slots stamped by earlier topics count as empty: no clearing
+    if <uint64_t>r.stamp > INDEX_MASK:  # after 2^32 - 1 topics: clear once, start again
+        memset(r.seen, 0, r.n_seen * 8)
+        r.stamp = 1
+    stamp = <uint64_t>r.stamp << 32
+    mask = r.seen_slots - 1
+    for i in range(n):
+        entry = &r.entries[i]
+        slot = entry.hash & mask
+        while (r.seen[slot] & STAMP_MASK) == stamp:
+            other = &r.entries[r.seen[slot] & INDEX_MASK]
+            if check and other.hash == entry.hash and other.length == entry.length \
+                    and _equal_bytes(other.docno, entry.docno, entry.length):
+                r.status, r.status_line = DUPLICATE, r.lines.data[i]
+                return -1
+            slot = (slot + 1) & mask
+        r.seen[slot] = stamp | <uint64_t>i
+    return 0
+
+
+cdef int _join_judgments(RunState* r, Py_ssize_t n) noexcept nogil:
+    """Give the current topic's entries, in ``r.seen`` (see _index_entries), their
+    qrels rows (Entry.judgment; -1 stays for unjudged) by looking the topic's unjoined
+    judgments up there, hashing each docno once (the hashes kept in ``r.scratch``). A
+    judgment no entry has goes in as ``n`` + its position, so that a docno judged
+    twice in the topic is found either way: QRELS_DUPLICATE (a table finished unchecked
+    is checked here, the topics a run uses; a checked one has none). -1 on error."""
+    cdef int64_t count = _unjoined_judgments(r), position, earlier, other
+    cdef Lookup* table = &r.judgments
+    cdef Py_ssize_t slot, mask = r.seen_slots - 1, length
+    cdef uint64_t stamp = <uint64_t>r.stamp << 32, hash
+    cdef const char* docno
+    cdef Entry* entry
+    cdef bint joined
+    if count > r.n_scratch:
+        free(r.scratch)
+        r.scratch = <uint64_t*>malloc(count * 8)
+        if r.scratch == NULL:
+            r.n_scratch = 0
+            r.status = NO_MEMORY
             return -1
+        r.n_scratch = count
+    for position in range(count):       # first all the hashes: a loop without branches
+        r.scratch[position] = _hash(_docno(table.segment, table.first_row + position),
+                                    _docno_length(table.segment, table.first_row + position), 0)
+    for position in range(count):
+        docno = _docno(table.segment, table.first_row + position)
+        length = _docno_length(table.segment, table.first_row + position)
+        hash = r.scratch[position]
+        slot = hash & mask
+        joined = False
+        while not joined and (r.seen[slot] & STAMP_MASK) == stamp:
+            other = <int64_t>(r.seen[slot] & INDEX_MASK)
+            if other < n:
+                entry = &r.entries[other]
+                if entry.hash == hash and entry.length == length \
+                        and _equal_bytes(entry.docno, docno, length):
+                    if entry.judgment >= 0:
+                        r.status = QRELS_DUPLICATE
+                        return -1
+                    entry.judgment = table.first_row + position
+                    joined = True
+            elif r.scratch[other - n] == hash:
+                earlier = table.first_row + other - n
+                if _docno_length(table.segment, earlier) == length \
+                        and _equal_bytes(_docno(table.segment, earlier), docno, length):
+                    r.status = QRELS_DUPLICATE
+                    return -1
+            if not joined:
+                slot = (slot + 1) & mask
+        if not joined:
+            r.seen[slot] = stamp | <uint64_t>(n + position)
     return 0
 
 
@@ -1739,7 +1842,8 @@ cdef int _reserve_outputs(RunState* r, Py_ssize_t n) noexcept nogil:
 
 cdef int _rank_entries(RunState* r, Py_ssize_t n) noexcept nogil:
     """Rank the current topic's ``n`` entries (score descending, then the tie rule),
-    cut at the depth, join each with its judgment and append the ranked rows."""
+    cut at the depth, join each with its judgment (joined already, see
+    _join_judgments, or looked up in the table's index) and append the ranked rows."""
     cdef Py_ssize_t i, keep, at
     cdef Entry* entry
     cdef int64_t row
@@ -1758,7 +1862,8 @@ cdef int _rank_entries(RunState* r, Py_ssize_t n) noexcept nogil:
     at = r.out_levels.size
     for i in range(keep):
         entry = r.ranked[i].entry
-        row = _lookup_find(&r.judgments, entry.docno, entry.length, entry.hash)
+        row = entry.judgment if r.judgments.n_slots == 0 \
+            else _lookup_find(&r.judgments, entry.docno, entry.length, entry.hash)
         level = _level_at(&r.qrels.relevance, row) if row >= 0 else 0.0
         judged = row >= 0 and level >= 0.0
         _set_level(&r.out_levels, at + i, level if judged else 0.0)
@@ -1782,6 +1887,7 @@ cdef inline void _set_entry(RunState* r, Py_ssize_t i, const char* docno, Py_ssi
     entry.row = i
     entry.key = random_tie_key(r.seed, i) if r.ties == RULE_RANDOM else i
     entry.hash = _hash(docno, n, 0)
+    entry.judgment = -1
 
 
 cdef void _clear_collected(RunState* r) noexcept nogil:
@@ -1805,7 +1911,9 @@ cdef int _rank_batch(RunState* r) noexcept nogil:
             _set_entry(r, i, r.docnos.data + r.doc_starts.data[first + i],
                        r.doc_starts.data[first + i + 1] - r.doc_starts.data[first + i],
                        r.scores.data[first + i])
-        if _rank_entries(r, n) != 0:
+        if (_unjoined_judgments(r) > 0 and (_index_entries(r, n, False) != 0
+                                            or _join_judgments(r, n) != 0)) \
+                or _rank_entries(r, n) != 0:
             return -1
         first += n
     r.batch_judgments.size = 0
@@ -1814,53 +1922,18 @@ cdef int _rank_batch(RunState* r) noexcept nogil:
     return 0
 
 
-cdef uint64_t STAMP_MASK = 0xFFFFFFFF00000000ULL
-cdef uint64_t INDEX_MASK = 0x00000000FFFFFFFFULL   # also the most stamps, and entries
-
-
 cdef int _rank_current(RunState* r) noexcept nogil:
-    """Rank the topic collected from the file: check duplicates, then rank and join."""
-    cdef Py_ssize_t n = r.scores.size, i, slot, n_slots
-    cdef Entry* entry
-    cdef int64_t other
-    cdef uint64_t stamp
+    """Rank the topic collected from the file: check duplicates, join, rank."""
+    cdef Py_ssize_t n = r.scores.size, i
     if r.current < 0:
         return 0
     if _reserve_entries(r, n) != 0:
         return -1
-    n_slots = 16
-    while n_slots < 2 * n:
-        n_slots *= 2
-    if n_slots > r.n_seen:
-        free(r.seen)
-        r.seen = <uint64_t*>calloc(n_slots, 8)
-        if r.seen == NULL:
-            r.n_seen = 0
-            r.status = NO_MEMORY
-            return -1
-        r.n_seen = n_slots
-    if <uint64_t>n > INDEX_MASK:         # an entry index must fit a slot's low half
-        r.status = NO_MEMORY
-        return -1
-    r.stamp += 1        # slots stamped by earlier topics count as empty: no clearing
-    if <uint64_t>r.stamp > INDEX_MASK:  # after 2^32 - 1 topics: clear once, start again
-        memset(r.seen, 0, r.n_seen * 8)
-        r.stamp = 1
-    stamp = <uint64_t>r.stamp << 32
     for i in range(n):
         _set_entry(r, i, r.docnos.data + r.doc_starts.data[i],
                    r.doc_starts.data[i + 1] - r.doc_starts.data[i], r.scores.data[i])
-        entry = &r.entries[i]
-        slot = entry.hash & (n_slots - 1)
-        while (r.seen[slot] & STAMP_MASK) == stamp:
-            other = <int64_t>(r.seen[slot] & INDEX_MASK)
-            if r.entries[other].length == entry.length and \
-                    _equal_bytes(r.entries[other].docno, entry.docno, entry.length):
-                r.status, r.status_line = DUPLICATE, r.lines.data[i]
-                return -1
-            slot = (slot + 1) & (n_slots - 1)
-        r.seen[slot] = stamp | <uint64_t>i
-    if _rank_entries(r, n) != 0:
+    if _index_entries(r, n, True) != 0 or _join_judgments(r, n) != 0 \
+            or _rank_entries(r, n) != 0:
         return -1
     _clear_collected(r)
     return 0
@@ -2239,7 +2312,7 @@ cdef class RunRanker:
     def check_unused_judgments(self):
         """Once finished (with every part appended), against a table finished without
         its duplicate check: check the qrels topics that no run topic used (the rest
-        were checked as they were indexed), then count the table as checked. Returns
+        were checked as they were joined), then count the table as checked. Returns
         the status: STATUS_QRELS_DUPLICATE if one has a docno twice. Nothing to do
         for a checked table."""
         if not self.finished or self.handed_over:

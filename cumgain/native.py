@@ -401,7 +401,7 @@ def native_qrels(qrels: Any, indexed: bool = False, threads: Optional[int] = 1,
     docno index, for a table many runs will be ranked against. ``threads``: how many
     may read a plain file in parts (None: the available cores, at most
     MAX_AUTO_THREADS). ``check=False``: a file's table is finished without its
-    duplicate check, for one ranking that checks each topic as it indexes it (see
+    duplicate check, for one ranking that checks each topic as it joins it (see
     QrelsTable.finish; a dict has no duplicates to check)."""
     if not (_is_file(qrels) or type(qrels) is dict):
         return None

@@ -19,7 +19,7 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import cumgain
 from cgcore import _trec
@@ -1043,13 +1043,18 @@ def test_int8_levels_are_compared_as_float64_would_be(values, level):
 @settings(deadline=None)
 @given(judgment_lines, st.sets(st.sampled_from("1234567"), max_size=7), st.booleans(),
        st.integers(1, 3))
+@example([("1", "d"), ("1", "a"), ("1", "d")], {"1"}, False, 1)    # judged twice: not
+@example([("1", "d"), ("1", "a"), ("1", "d")], {"1"}, True, 1)     # retrieved,
+@example([("1", "a"), ("1", "d"), ("1", "a")], {"1"}, False, 1)    # retrieved,
+@example([("2", "e"), ("2", "e")], {"1", "3"}, False, 2)           # in no ranked topic
 def test_a_table_finished_unchecked_is_checked_by_its_ranking(lines, run_topics, as_dict,
                                                             parts):
     """A table finished without its duplicate check (one run ranked against it): each
-    topic a ranker indexes is checked as it is indexed, the rest by
-    check_unused_judgments, so a duplicate judgment stops the ranking wherever it is
-    (STATUS_QRELS_DUPLICATE), in a ranked topic or not; without one, the ranking is
-    the checked table's and the table counts as checked."""
+    topic a ranker joins is checked as its judgments are joined (a docno the run
+    retrieved or not), the rest by check_unused_judgments, so a duplicate judgment
+    stops the ranking wherever it is (STATUS_QRELS_DUPLICATE), in a ranked topic or
+    not; without one, the ranking is the checked table's and the table counts as
+    checked."""
     text = "".join(f"{line[0]} 0 {line[1]} 1\n" for line in lines if line is not None)
     pairs = [line for line in lines if line is not None]
     if not pairs:
