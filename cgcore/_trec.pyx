@@ -1701,8 +1701,9 @@ cdef inline int64_t _unjoined_judgments(RunState* r) noexcept nogil:
 cdef int _index_entries(RunState* r, Py_ssize_t n, bint check) noexcept nogil:
     """Put the current topic's ``n`` entries (see _set_entry) in ``r.seen`` under a new
     stamp, in room for its unjoined judgments too (see _join_judgments): open
-    addressing by the docno hash, at most half full. With ``check``, stop with
-    DUPLICATE at the line of a docno the topic already has. -1 on error."""
+    addressing by the docno hash, at most a quarter full (a judgment not retrieved
+    probes on to an empty slot: fewer steps than at half full). With ``check``, stop
+    with DUPLICATE at the line of a docno the topic already has. -1 on error."""
     cdef Py_ssize_t i, slot, mask
     cdef int64_t n_items = n + _unjoined_judgments(r)
     cdef Entry* entry
@@ -1712,7 +1713,7 @@ cdef int _index_entries(RunState* r, Py_ssize_t n, bint check) noexcept nogil:
         r.status = NO_MEMORY
         return -1
     r.seen_slots = 16
-    while r.seen_slots < 2 * n_items:
+    while r.seen_slots < 4 * n_items:
         r.seen_slots *= 2
     if r.seen_slots > r.n_seen:
         free(r.seen)
