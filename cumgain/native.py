@@ -276,6 +276,9 @@ def _rank_dict(make_ranker, run: dict, threads: int):
 PART_BYTES = 1 << 22        # a plain file is read in parallel parts of at least 4 MiB
 MAX_AUTO_THREADS = 4        # threads=None uses the available cores, at most this many
 SEARCH_BYTES = 1 << 24      # how far to look for the start of a line or a run topic
+SHORT_PARTS_PER_THREAD = 2  # a file's last parts, this many per thread, are a quarter the
+SHORT_PART_SHARE = 4        # size of the others: the threads run out of parts closer
+                            # together (the last part read is the one waited for)
 
 
 def available_cores() -> int:
@@ -326,10 +329,24 @@ def _next_start(raw, offset: int) -> Optional[int]:
     return None
 
 
-def _part_starts(path: str, parts: int) -> list:
-    """Where each part of a plain file starts: 0, then topic starts near its k/parts
-    points; fewer parts for a file below
-    parts x PART_BYTES, where no start is found, and for a gzip file (one part)."""
+def _part_targets(size: int, parts: int, short: int) -> list:
+    """Where ``parts`` parts of ``size`` bytes would start if lines and topics did not
+    matter: the last ``short`` parts (at most all but the first) SHORT_PART_SHARE
+    times smaller than the others."""
+    short = min(short, parts - 1)
+    units = (parts - short) * SHORT_PART_SHARE + short
+    targets, at = [], 0
+    for k in range(parts):
+        targets.append(size * at // units)
+        at += SHORT_PART_SHARE if k < parts - short else 1
+    return targets
+
+
+def _part_starts(path: str, parts: int, short: int = 0) -> list:
+    """Where each part of a plain file starts: 0, then topic starts near the
+    _part_targets (``short``: how many of the last parts are shorter); fewer parts for
+    a file below parts x PART_BYTES, where no start is found, and for a gzip file (one
+    part)."""
     size = os.path.getsize(path)
     parts = max(1, min(parts, size // PART_BYTES))
     starts = [0]
@@ -338,8 +355,8 @@ def _part_starts(path: str, parts: int) -> list:
     with open(path, "rb") as raw:
         if raw.read(2) == GZIP_MAGIC:
             return starts
-        for k in range(1, parts):
-            start = _next_start(raw, size * k // parts)
+        for target in _part_targets(size, parts, short)[1:]:
+            start = _next_start(raw, target)
             if start is not None and starts[-1] < start < size:
                 starts.append(start)
     return starts
@@ -382,7 +399,8 @@ def _read_file(make_parser, path, threads: int, run: bool, check: bool = True):
     if any part stopped, or if a run topic spans two parts (an interleaved run: the
     reference reader takes it)."""
     source = os.fsdecode(os.fspath(path))
-    starts = _part_starts(source, parts_for(threads))
+    starts = _part_starts(source, parts_for(threads),
+                          SHORT_PARTS_PER_THREAD * threads if threads > 1 else 0)
     if len(starts) == 1:
         parser = make_parser()
         if not _feed(parser, source) or (run and parser.finish() != _trec.STATUS_OK):

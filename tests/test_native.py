@@ -734,6 +734,38 @@ def test_the_parts_start_where_topics_start(tmp_path, monkeypatch):
     assert native._part_starts(str(run_path), 4) == [0]
 
 
+@pytest.mark.parametrize("parts, short", [(16, 4), (8, 4), (5, 4), (4, 4), (2, 4), (1, 4),
+                                          (16, 0), (3, 1)])
+def test_the_last_parts_handed_out_are_shorter(parts, short):
+    """The last ``short`` parts (never the first) are SHORT_PART_SHARE times shorter
+    than the others, give or take a byte of rounding; the parts cover the file."""
+    size = 10 ** 9 + 7
+    targets = native._part_targets(size, parts, short)
+    lengths = [stop - start for start, stop in zip(targets, targets[1:] + [size])]
+    assert targets[0] == 0 and len(targets) == parts and sum(lengths) == size
+    n_short = min(short, parts - 1)
+    long_parts, short_parts = lengths[:parts - n_short], lengths[parts - n_short:]
+    assert max(long_parts) - min(long_parts) <= 1
+    for length in short_parts:
+        assert abs(length * native.SHORT_PART_SHARE - long_parts[0]) <= native.SHORT_PART_SHARE
+
+
+def test_a_file_in_parts_reads_as_one_part_with_short_last_parts(tmp_path, monkeypatch):
+    """Parts of any sizes start at topic starts, and the evaluation is the same."""
+    run_path, qrels_path = tmp_path / "run", tmp_path / "qrels"
+    run_path.write_text("".join(f"{t} Q0 d{d} {d} {(d * 7919 + t) % 97}.25 x\n"
+                                for t in range(60) for d in range(30)))
+    qrels_path.write_text("".join(f"{t} 0 d{d} {(d + t) % 3}\n"
+                                  for t in range(60) for d in range(0, 40, 3)))
+    measures = ["map", "ndcg_cut_10", "P_5", "recip_rank"]
+    whole = evaluate(qrels_path, run_path, measures, threads=1)
+    monkeypatch.setattr(native, "PART_BYTES", 1)
+    assert len(native._part_starts(str(run_path), native.parts_for(2), 4)) == 16
+    parted = evaluate(qrels_path, run_path, measures, threads=2)
+    for measure in measures:
+        assert parted.values[measure].tolist() == whole.values[measure].tolist()
+
+
 class _CountingReader(io.BytesIO):
     def __init__(self, data):
         super().__init__(data)
@@ -767,14 +799,14 @@ def test_a_topic_split_between_parts_or_a_bad_line_in_a_later_part_steps_aside(
     run_path.write_text(RUN_IN_PARTS)
     options = dict(ties="docno_desc", score_precision="float64", seed=0, depth=None)
     middle_of_topic_1 = RUN_IN_PARTS.index("1 Q0 d3")
-    monkeypatch.setattr(native, "_part_starts", lambda path, parts: [0, middle_of_topic_1])
+    monkeypatch.setattr(native, "_part_starts", lambda path, parts, short: [0, middle_of_topic_1])
     assert read_ranked(qrels_path, run_path, threads=2, **options) is None
     result = evaluate(qrels_path, run_path, ["num_ret"], threads=2, warn=False)
     assert result.values["num_ret"].tolist() == [5, 5]
     bad = RUN_IN_PARTS.replace("3 Q0 d2 2 8.5 tag3", "3 Q0 d2 2 x tag3")
     run_path.write_text(bad)
     monkeypatch.setattr(native, "_part_starts",
-                        lambda path, parts: [0, bad.index("3 Q0 d0")])
+                        lambda path, parts, short: [0, bad.index("3 Q0 d0")])
     assert read_ranked(qrels_path, run_path, threads=2, **options) is None
     with pytest.raises(FormatError, match=r"run:13:"):
         evaluate(qrels_path, run_path, ["map"], threads=2)
