@@ -1382,7 +1382,8 @@ cdef class QrelsTable:
         without the check, which the rankers do as they join each topic they meet
         (stopping with STATUS_QRELS_DUPLICATE), and
         RunRanker.check_unused_judgments for the topics none met; so that a topic's
-        judgments are hashed once, not twice. Not for an indexed table (its index is the check)."""
+        judgments are hashed once, not twice. Not for an indexed table (its index is
+        the check)."""
         cdef int64_t found = -1
         if not check and self.indexed:
             raise ValueError("an indexed table is checked as it is indexed")
@@ -1539,10 +1540,10 @@ cdef struct RunState:
     Entry* entries
     Ranked* ranked             # the entries being sorted
     Py_ssize_t n_entries       # room in both
-    uint64_t* seen             # the topic's docnos (see _index_entries): (stamp << 32) |
-    Py_ssize_t n_seen          # entry index, or n + judgment position; a slot is in use
-    int64_t stamp              # for the topic being ranked if its stamp is this one
-    Py_ssize_t seen_slots      # (wraps after 2^32 - 1 topics); the topic's slots in use
+    uint64_t* seen             # the topic's docnos and judgments (see _index_entries):
+    Py_ssize_t n_seen          # (stamp << 32) | entry index, or n + judgment position;
+    int64_t stamp              # a slot is in use for the topic being ranked if its stamp
+    Py_ssize_t seen_slots      # is this one (wraps after 2^32 - 1 topics); slots in use
     Int64s batch_judgments     # add_dict: per topic of the batch collected, its qrels
     Int64s batch_ends          # topic (-1: none) and the end of its documents
     Int64s counts              # per run topic: ranked rows kept
