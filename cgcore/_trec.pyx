@@ -829,6 +829,12 @@ cdef inline Py_ssize_t _docno_length(Segment* segment, int64_t row) noexcept nog
     return segment.doc_starts.data[local + 1] - segment.doc_starts.data[local]
 
 
+cdef inline bint _row_has(Segment* segment, int64_t row, const char* docno,
+                          Py_ssize_t n) noexcept nogil:
+    """Whether the table's row ``row`` (in ``segment``) has the docno ``docno``."""
+    return _docno_length(segment, row) == n and _equal_bytes(_docno(segment, row), docno, n)
+
+
 cdef inline void _point_at(QrelsState* q, int64_t topic, Lookup* table) noexcept nogil:
     """Where ``table`` (of a finished table's topic ``topic``) finds its rows."""
     table.first_row = q.topic_starts[topic]
@@ -860,8 +866,7 @@ cdef inline int64_t _lookup_probe(Lookup* table, const char* docno, Py_ssize_t n
             return -1
         if _tag(value) == _tag(hash):
             row = table.first_row + <int64_t>(value & 0xFFFFFFFFULL) - 1
-            if _docno_length(table.segment, row) == n and \
-                    _equal_bytes(_docno(table.segment, row), docno, n):
+            if _row_has(table.segment, row, docno, n):
                 return row
         slot[0] = (slot[0] + 1) & (table.n_slots - 1)
 
@@ -1691,6 +1696,12 @@ cdef uint64_t STAMP_MASK = 0xFFFFFFFF00000000ULL
 cdef uint64_t INDEX_MASK = 0x00000000FFFFFFFFULL   # also the most stamps, and entries
 
 
+cdef inline bint _entry_has(const Entry* entry, const char* docno, Py_ssize_t n,
+                            uint64_t hash) noexcept nogil:
+    """Whether ``entry`` has the docno ``docno`` (whose _hash is ``hash``)."""
+    return entry.hash == hash and entry.length == n and _equal_bytes(entry.docno, docno, n)
+
+
 cdef inline int64_t _unjoined_judgments(RunState* r) noexcept nogil:
     """How many judgments the ranking of the current topic joins itself: its qrels
     topic's, unless there is none or the table keeps an index (looked up instead)."""
@@ -1735,8 +1746,7 @@ cdef int _index_entries(RunState* r, Py_ssize_t n, bint check) noexcept nogil:
         slot = entry.hash & mask
         while (r.seen[slot] & STAMP_MASK) == stamp:
             other = &r.entries[r.seen[slot] & INDEX_MASK]
-            if check and other.hash == entry.hash and other.length == entry.length \
-                    and _equal_bytes(other.docno, entry.docno, entry.length):
+            if check and _entry_has(other, entry.docno, entry.length, entry.hash):
                 r.status, r.status_line = DUPLICATE, r.lines.data[i]
                 return -1
             slot = (slot + 1) & mask
@@ -1779,8 +1789,7 @@ cdef int _join_judgments(RunState* r, Py_ssize_t n) noexcept nogil:
             other = <int64_t>(r.seen[slot] & INDEX_MASK)
             if other < n:
                 entry = &r.entries[other]
-                if entry.hash == hash and entry.length == length \
-                        and _equal_bytes(entry.docno, docno, length):
+                if _entry_has(entry, docno, length, hash):
                     if entry.judgment >= 0:
                         r.status = QRELS_DUPLICATE
                         return -1
@@ -1788,8 +1797,7 @@ cdef int _join_judgments(RunState* r, Py_ssize_t n) noexcept nogil:
                     joined = True
             elif r.scratch[other - n] == hash:
                 earlier = table.first_row + other - n
-                if _docno_length(table.segment, earlier) == length \
-                        and _equal_bytes(_docno(table.segment, earlier), docno, length):
+                if _row_has(table.segment, earlier, docno, length):
                     r.status = QRELS_DUPLICATE
                     return -1
             if not joined:
