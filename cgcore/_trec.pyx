@@ -395,23 +395,35 @@ cdef inline uint64_t _hash(const char* s, Py_ssize_t n, uint64_t seed) noexcept 
     return _mix(h ^ word)
 
 
+cdef inline uint64_t _tag(uint64_t hash) noexcept nogil:
+    """The part of a hash kept in a hash table's slot (a Strings or Lookup slot)."""
+    return hash & 0xFFFFFFFF00000000ULL
+
+
 cdef struct Strings:
     Bytes arena
     Int64s starts          # string i is arena[starts[i]:starts[i + 1]]
-    int64_t* slots         # open addressing: string index + 1, 0 = empty
+    uint64_t* slots        # open addressing: tag | (string index + 1), 0 = empty
     Py_ssize_t n_slots     # a power of two
+
+
+# A string's tag is its hash's upper 32 bits: it chooses the first slot, and a probe
+# reads a string's bytes only where the tags match (a miss, as when a string is added,
+# stays in the slots), and the table grows without hashing the strings again.
+cdef uint64_t MAX_STRINGS = 0xFFFFFFFEULL     # index + 1 fits a slot's low half
+
+
+cdef inline Py_ssize_t _strings_slot(uint64_t tag, Py_ssize_t n_slots) noexcept nogil:
+    """Where a probe for a string of ``tag`` (see _tag) starts."""
+    return <Py_ssize_t>((tag >> 32) & <uint64_t>(n_slots - 1))
 
 
 cdef int _strings_init(Strings* s) noexcept nogil:
     if _push_int64(&s.starts, 0) != 0:
         return -1
     s.n_slots = 64
-    s.slots = <int64_t*>malloc(s.n_slots * 8)
-    if s.slots == NULL:
-        return -1
-    for i in range(s.n_slots):
-        s.slots[i] = 0
-    return 0
+    s.slots = <uint64_t*>calloc(s.n_slots, 8)
+    return 0 if s.slots != NULL else -1
 
 
 cdef void _strings_free(Strings* s) noexcept nogil:
@@ -432,43 +444,49 @@ cdef inline Py_ssize_t _strings_length(Strings* s, int64_t index) noexcept nogil
     return s.starts.data[index + 1] - s.starts.data[index]
 
 
+cdef inline bint _strings_equal(Strings* s, int64_t index, const char* text,
+                                Py_ssize_t n) noexcept nogil:
+    """Whether string ``index`` (which must exist) is ``text``."""
+    return _strings_length(s, index) == n and _equal_bytes(_strings_text(s, index), text, n)
+
+
 cdef int _strings_grow(Strings* s) noexcept nogil:
+    """Twice the slots, each string placed by the tag its slot holds."""
     cdef Py_ssize_t n = s.n_slots * 2, i, slot
-    cdef int64_t* slots = <int64_t*>malloc(n * 8)
-    cdef int64_t index
+    cdef uint64_t* slots = <uint64_t*>calloc(n, 8)
     if slots == NULL:
         return -1
-    for i in range(n):
-        slots[i] = 0
-    for index in range(_strings_count(s)):
-        slot = _hash(s.arena.data + s.starts.data[index],
-                     s.starts.data[index + 1] - s.starts.data[index], 0) & (n - 1)
-        while slots[slot] != 0:
-            slot = (slot + 1) & (n - 1)
-        slots[slot] = index + 1
+    for i in range(s.n_slots):
+        if s.slots[i] != 0:
+            slot = _strings_slot(s.slots[i], n)
+            while slots[slot] != 0:
+                slot = (slot + 1) & (n - 1)
+            slots[slot] = s.slots[i]
     free(s.slots)
     s.slots = slots
     s.n_slots = n
     return 0
 
 
-cdef int64_t _strings_find(Strings* s, const char* text, Py_ssize_t n) noexcept nogil:
-    """The index of ``text``, or -1."""
-    cdef Py_ssize_t slot = _hash(text, n, 0) & (s.n_slots - 1)
+cdef inline int64_t _strings_probe(Strings* s, const char* text, Py_ssize_t n, uint64_t tag,
+                                   Py_ssize_t* slot) noexcept nogil:
+    """The index of ``text`` (of ``tag``), or -1 with ``slot`` at the empty slot where
+    it would go."""
     cdef int64_t index
-    while s.slots[slot] != 0:
-        index = s.slots[slot] - 1
-        if s.starts.data[index + 1] - s.starts.data[index] == n and \
-                _equal_bytes(s.arena.data + s.starts.data[index], text, n):
-            return index
-        slot = (slot + 1) & (s.n_slots - 1)
+    slot[0] = _strings_slot(tag, s.n_slots)
+    while s.slots[slot[0]] != 0:
+        if _tag(s.slots[slot[0]]) == tag:
+            index = <int64_t>(s.slots[slot[0]] & 0xFFFFFFFFULL) - 1
+            if _strings_equal(s, index, text, n):
+                return index
+        slot[0] = (slot[0] + 1) & (s.n_slots - 1)
     return -1
 
 
-cdef inline bint _strings_equal(Strings* s, int64_t index, const char* text,
-                                Py_ssize_t n) noexcept nogil:
-    """Whether string ``index`` (which must exist) is ``text``."""
-    return _strings_length(s, index) == n and _equal_bytes(_strings_text(s, index), text, n)
+cdef int64_t _strings_find(Strings* s, const char* text, Py_ssize_t n) noexcept nogil:
+    """The index of ``text``, or -1."""
+    cdef Py_ssize_t slot
+    return _strings_probe(s, text, n, _tag(_hash(text, n, 0)), &slot)
 
 
 cdef inline int64_t _strings_find_after(Strings* s, int64_t previous, const char* text,
@@ -483,19 +501,21 @@ cdef inline int64_t _strings_find_after(Strings* s, int64_t previous, const char
 
 cdef int64_t _strings_add(Strings* s, const char* text, Py_ssize_t n) noexcept nogil:
     """The index of ``text``, interning it if new; -2 when out of memory."""
-    cdef int64_t index = _strings_find(s, text, n)
+    cdef uint64_t tag = _tag(_hash(text, n, 0))
     cdef Py_ssize_t slot
+    cdef int64_t index = _strings_probe(s, text, n, tag, &slot)
     if index >= 0:
         return index
-    if 2 * (_strings_count(s) + 1) > s.n_slots and _strings_grow(s) != 0:
+    if <uint64_t>_strings_count(s) >= MAX_STRINGS:
         return -2
+    if 2 * (_strings_count(s) + 1) > s.n_slots:
+        if _strings_grow(s) != 0:
+            return -2
+        _strings_probe(s, text, n, tag, &slot)      # its empty slot in the new table
     if _push_bytes(&s.arena, text, n) != 0 or _push_int64(&s.starts, s.arena.size) != 0:
         return -2
     index = _strings_count(s) - 1
-    slot = _hash(text, n, 0) & (s.n_slots - 1)
-    while s.slots[slot] != 0:
-        slot = (slot + 1) & (s.n_slots - 1)
-    s.slots[slot] = index + 1
+    s.slots[slot] = tag | <uint64_t>(index + 1)
     return index
 
 
@@ -799,11 +819,6 @@ cdef struct Lookup:
     Py_ssize_t n_slots     # a power of two; 0 for a topic without judgments
     int64_t first_row      # the topic's row at position 0
     Segment* segment       # the segment holding the topic's rows
-
-
-cdef inline uint64_t _tag(uint64_t hash) noexcept nogil:
-    """The part of a hash kept in a Lookup slot."""
-    return hash & 0xFFFFFFFF00000000ULL
 
 
 cdef inline Py_ssize_t _first_slot(uint64_t hash, Py_ssize_t n_slots) noexcept nogil:

@@ -15,7 +15,7 @@ import re
 import threading
 import time
 import warnings
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import numpy as np
 import pytest
@@ -877,6 +877,49 @@ def test_appended_parts_intern_their_topics_as_one_table_would(parts):
         assert status == _trec.STATUS_OK
         seen |= set(topics)
     assert rankers[0].result()[0] == [f"t{topic}" for topics in parts for topic in topics]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_thousands_of_topic_ids_intern_and_find_their_judgments(seed):
+    """Topic ids are interned in a hash table that grows as they come (64 slots at
+    first, twice as many each time it is half full): thousands of ids of 1 to 12
+    bytes over a small alphabet (many sharing their first bytes), in stretches in
+    any order, keep their order of first appearance, their rows, and a run in
+    another order finds each topic's judgments."""
+    rng = np.random.default_rng(seed)
+    ids = list(dict.fromkeys("".join(rng.choice(list("ab1"), size=rng.integers(1, 13)))
+                             for _ in range(6000)))
+    stretches = [ids[i] for i in rng.integers(0, len(ids), size=9000)]
+    table = _trec.QrelsTable()
+    assert table.feed("".join(f"{topic} 0 d{k} {k % 3}\n"
+                              for k, topic in enumerate(stretches)).encode()) \
+        == _trec.STATUS_OK and table.finish() == _trec.STATUS_OK
+    order = list(dict.fromkeys(stretches))
+    assert table.topics() == order
+    offsets, _ = table.grouped()
+    counts = Counter(stretches)
+    assert np.diff(offsets).tolist() == [counts[topic] for topic in order]
+    first_judged = {}                   # topic -> (its first docno, that row's level)
+    for k, topic in enumerate(stretches):
+        first_judged.setdefault(topic, (f"d{k}", k % 3))
+    run_topics = [ids[i] for i in rng.permutation(len(ids))]
+    lines, expected_levels, expected_judged = [], [], []
+    for topic in run_topics:           # its first judged docno (if any), then one not
+        if topic in first_judged:
+            docno, level = first_judged[topic]
+            lines.append(f"{topic} Q0 {docno} 1 2.0 r\n")
+            expected_levels.append(level)
+            expected_judged.append(1)
+        lines.append(f"{topic} Q0 unjudged 2 1.0 r\n")
+        expected_levels.append(0)
+        expected_judged.append(0)
+    ranker = _trec.RunRanker(table, _trec.TIES_DOCNO_DESC, False, -1, 0)
+    assert ranker.feed("".join(lines).encode()) == _trec.STATUS_OK \
+        and ranker.finish() == _trec.STATUS_OK
+    topics, offsets, ranked_levels, judged, _, _ = ranker.result()
+    assert topics == run_topics
+    assert np.asarray(ranked_levels).tolist() == expected_levels
+    assert np.asarray(judged).tolist() == expected_judged
 
 
 def test_threads_must_be_a_positive_integer(tmp_path):
