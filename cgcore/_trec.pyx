@@ -400,6 +400,12 @@ cdef inline uint64_t _tag(uint64_t hash) noexcept nogil:
     return hash & 0xFFFFFFFF00000000ULL
 
 
+cdef inline Py_ssize_t _first_slot(uint64_t hash, Py_ssize_t n_slots) noexcept nogil:
+    """Where a probe for ``hash`` (or its _tag: the same bits) starts in a hash table of
+    ``n_slots`` slots (a Strings or Lookup table)."""
+    return <Py_ssize_t>((hash >> 32) & <uint64_t>(n_slots - 1))
+
+
 cdef struct Strings:
     Bytes arena
     Int64s starts          # string i is arena[starts[i]:starts[i + 1]]
@@ -411,11 +417,6 @@ cdef struct Strings:
 # reads a string's bytes only where the tags match (a miss, as when a string is added,
 # stays in the slots), and the table grows without hashing the strings again.
 cdef uint64_t MAX_STRINGS = 0xFFFFFFFEULL     # index + 1 fits a slot's low half
-
-
-cdef inline Py_ssize_t _strings_slot(uint64_t tag, Py_ssize_t n_slots) noexcept nogil:
-    """Where a probe for a string of ``tag`` (see _tag) starts."""
-    return <Py_ssize_t>((tag >> 32) & <uint64_t>(n_slots - 1))
 
 
 cdef int _strings_init(Strings* s) noexcept nogil:
@@ -458,7 +459,7 @@ cdef int _strings_grow(Strings* s) noexcept nogil:
         return -1
     for i in range(s.n_slots):
         if s.slots[i] != 0:
-            slot = _strings_slot(s.slots[i], n)
+            slot = _first_slot(s.slots[i], n)
             while slots[slot] != 0:
                 slot = (slot + 1) & (n - 1)
             slots[slot] = s.slots[i]
@@ -473,7 +474,7 @@ cdef inline int64_t _strings_probe(Strings* s, const char* text, Py_ssize_t n, u
     """The index of ``text`` (of ``tag``), or -1 with ``slot`` at the empty slot where
     it would go."""
     cdef int64_t index
-    slot[0] = _strings_slot(tag, s.n_slots)
+    slot[0] = _first_slot(tag, s.n_slots)
     while s.slots[slot[0]] != 0:
         if _tag(s.slots[slot[0]]) == tag:
             index = <int64_t>(s.slots[slot[0]] & 0xFFFFFFFFULL) - 1
@@ -819,11 +820,6 @@ cdef struct Lookup:
     Py_ssize_t n_slots     # a power of two; 0 for a topic without judgments
     int64_t first_row      # the topic's row at position 0
     Segment* segment       # the segment holding the topic's rows
-
-
-cdef inline Py_ssize_t _first_slot(uint64_t hash, Py_ssize_t n_slots) noexcept nogil:
-    """Where a probe for ``hash`` starts in a Lookup of ``n_slots`` slots."""
-    return <Py_ssize_t>((hash >> 32) & <uint64_t>(n_slots - 1))
 
 
 cdef inline Segment* _segment_of(QrelsState* q, int64_t row) noexcept nogil:
