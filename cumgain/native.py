@@ -399,8 +399,7 @@ def _read_file(make_parser, path, threads: int, run: bool, check: bool = True):
     if any part stopped, or if a run topic spans two parts (an interleaved run: the
     reference reader takes it)."""
     source = os.fsdecode(os.fspath(path))
-    starts = _part_starts(source, parts_for(threads),
-                          SHORT_PARTS_PER_THREAD * threads if threads > 1 else 0)
+    starts = _part_starts(source, parts_for(threads), SHORT_PARTS_PER_THREAD * threads)
     if len(starts) == 1:
         parser = make_parser()
         if not _feed(parser, source) or (run and parser.finish() != _trec.STATUS_OK):
