@@ -34,7 +34,9 @@ times, interleaved across tools, and the median is reported. "time" is measured 
 process around the job only (imports and interpreter start-up excluded; for ``dicts`` and
 ``dense`` only the evaluate / ndcg_score call); "process" is the wall time of the whole
 process as seen by this script (start-up, imports, numba cache loading, the job, exit).
-Peak RSS is the child's ``ru_maxrss`` from ``os.wait4``. Ratios are peer / cumgain, so
+Peak RSS is the child's ``ru_maxrss`` from ``os.wait4``. Before each measurement the
+size's qrels and run files are read once, so that every tool starts with them in the
+page cache (see ``warm_page_cache``). Ratios are peer / cumgain, so
 > 1 means cumgain is faster or smaller. ranx is run once untimed first so its numba
 cache is compiled.
 
@@ -506,10 +508,26 @@ def run_process(cmd: list, timeout: float) -> dict:
             "stdout": stdout, "stderr": stderr}
 
 
+def warm_page_cache(size: str) -> None:
+    """Read the size's qrels and run files once, so that every measurement starts with
+    them in the page cache. A machine may page out file pages it sees as cold (this
+    one's kernel runs DAMON with a pageout scheme for regions not accessed for about a
+    minute), and a measurement that met evicted pages would time the disk."""
+    block = bytearray(1 << 20)
+    for name in ("qrels.txt", "run.txt"):
+        path = DATA / size / name
+        if path.exists():
+            with open(path, "rb", buffering=0) as raw:
+                while raw.readinto(block):
+                    pass
+
+
 def measure(job: str, tool: str, size: str, floor_binary: str | None, timeout: float,
             dump: str | None) -> dict:
-    """One fresh-process measurement; returns a record with seconds/wall/rss/means or an
+    """One fresh-process measurement, the size's files read just before (see
+    warm_page_cache); returns a record with seconds/wall/rss/means or an
     'unavailable'/'error' reason."""
+    warm_page_cache(size)
     if job == "floor":
         files = [str(DATA / size / "run.txt")]
         if tool == "split_run_qrels":
