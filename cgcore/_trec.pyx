@@ -909,18 +909,27 @@ cdef int64_t _index_topic(QrelsState* q, int64_t topic, Lookup* table) noexcept 
     return -1
 
 
+cdef int _scratch_room(uint64_t** data, Py_ssize_t* capacity, Py_ssize_t n) noexcept nogil:
+    """Room for ``n`` values in a scratch array reused from one topic to the next (its
+    contents are not kept when it grows; new memory is zeroed); -1 when out of memory."""
+    if n <= capacity[0]:
+        return 0
+    free(data[0])
+    data[0] = <uint64_t*>calloc(n, 8)
+    if data[0] == NULL:
+        capacity[0] = 0
+        return -1
+    capacity[0] = n
+    return 0
+
+
 cdef int _scratch_index(QrelsState* q, int64_t topic, Lookup* table, uint64_t** slots,
                         Py_ssize_t* capacity) noexcept nogil:
     """``table`` = a fresh index of ``topic`` in the reusable ``slots``; -2 when out of
     memory, else as _index_topic."""
     cdef Py_ssize_t n = _index_size(_judgment_count(q, topic)), i
-    if n > capacity[0]:
-        free(slots[0])
-        slots[0] = <uint64_t*>malloc(n * 8)
-        if slots[0] == NULL:
-            capacity[0] = 0
-            return -2
-        capacity[0] = n
+    if _scratch_room(slots, capacity, n) != 0:
+        return -2
     for i in range(n):
         slots[0][i] = 0
     table.slots, table.n_slots = slots[0], n
@@ -1738,14 +1747,9 @@ cdef int _index_entries(RunState* r, Py_ssize_t n, bint check) noexcept nogil:
     r.seen_slots = 16
     while r.seen_slots < 4 * n_items:
         r.seen_slots *= 2
-    if r.seen_slots > r.n_seen:
-        free(r.seen)
-        r.seen = <uint64_t*>calloc(r.seen_slots, 8)
-        if r.seen == NULL:
-            r.n_seen = 0
-            r.status = NO_MEMORY
-            return -1
-        r.n_seen = r.seen_slots
+    if _scratch_room(&r.seen, &r.n_seen, r.seen_slots) != 0:   # zeroed: no stamp
+        r.status = NO_MEMORY
+        return -1
     r.stamp += 1        # slots stamped by earlier topics count as empty: no clearing
     if <uint64_t>r.stamp > INDEX_MASK:  # after 2^32 - 1 topics: clear once, start again
         memset(r.seen, 0, r.n_seen * 8)
@@ -1779,14 +1783,9 @@ cdef int _join_judgments(RunState* r, Py_ssize_t n) noexcept nogil:
     cdef const char* docno
     cdef Entry* entry
     cdef bint joined
-    if count > r.n_scratch:
-        free(r.scratch)
-        r.scratch = <uint64_t*>malloc(count * 8)
-        if r.scratch == NULL:
-            r.n_scratch = 0
-            r.status = NO_MEMORY
-            return -1
-        r.n_scratch = count
+    if _scratch_room(&r.scratch, &r.n_scratch, count) != 0:
+        r.status = NO_MEMORY
+        return -1
     for position in range(count):       # first all the hashes: a loop without branches
         r.scratch[position] = _hash(_docno(table.segment, table.first_row + position),
                                     _docno_length(table.segment, table.first_row + position), 0)
