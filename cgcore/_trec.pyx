@@ -1886,7 +1886,7 @@ cdef int _rank_entries(RunState* r, Py_ssize_t n) noexcept nogil:
             else _lookup_find(&r.judgments, entry.docno, entry.length, entry.hash)
         level = _level_at(&r.qrels.relevance, row) if row >= 0 else 0.0
         judged = row >= 0 and level >= 0.0
-        _set_level(&r.out_levels, at + i, level if judged else 0.0)
+        _set_level(&r.out_levels, at + i, level)       # negative: pooled, not judged
         r.out_judged.data[at + i] = judged
     if r.keep_scores:
         for i in range(keep):

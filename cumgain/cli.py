@@ -55,7 +55,6 @@ EXIT_INPUT = 2          # trec_eval: cannot read / malformed file
 EXIT_NO_TOPICS = 7      # trec_eval 9.0.8: "No queries with both results and relevance info"
 EXIT_INTERRUPTED = 130
 
-TREC_EVAL_VERSIONS = ("10", "9")
 DEFAULT_MEASURES = ("nDCG@10", "P@10", "AP", "RR")
 LARGE_INPUT_BYTES = 16 << 20   # show a progress bar (on a terminal) from this much input
 DEMO_RANKS = (1, 5, 10, 20, 50)
@@ -168,12 +167,6 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _unsupported(what: str) -> Callable[[str], str]:
-    def refuse(text: str) -> str:
-        raise argparse.ArgumentTypeError(f"{what} is not supported by cumgain")
-    return refuse
-
-
 def _version() -> str:
     from cumgain import __version__
     return __version__
@@ -190,132 +183,13 @@ def _plural(n: int, word: str) -> str:
 
 # ============================================================== cumgain trec_eval
 
-TREC_EVAL_DESCRIPTION = """\
-A drop-in for NIST trec_eval 10.0: the same options and the same output, byte for
-byte, for every measure cumgain computes (num_q, num_ret, num_rel, num_rel_ret, map,
-gm_map, Rprec, recip_rank, P, recall, ndcg, dcg, ideal_dcg, ndcg_rel, Rndcg,
-ndcg_cut, map_cut, success, and runid), plus any cumgain measure name
-(nDCG@10(discount=tois, base=2), CG@5, ...). Qrels and run may be gzipped; '-'
-reads standard input."""
-
-TREC_EVAL_EPILOG = """\
-Differences from trec_eval 10.0 (see the README):
-  * a qrels topic missing from the run is skipped with a warning on stderr
-    (trec_eval 10.0 stops with a wrong message); -c scores it 0, as trec_eval does;
-  * gain tables whose gains are less than 1 apart (ndcg.1=0.5,2=0.9) are sorted
-    correctly (trec_eval's comparator truncates the difference to an integer);
-  * relevance 1.9 stays 1.9 (trec_eval reads 1); non-numeric values are an error;
-  * nicknames official and all_trec leave out the measures cumgain lacks (bpref,
-    iprec_at_recall, infAP, ...); naming one of those explicitly is an error.
-Exit status: 0 ok, 1 usage or measure error, 2 bad input, 7 no common topic."""
-
-
-def _add_trec_eval_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-q", "--query_eval_wanted", dest="per_topic", action="store_true",
-                        help="also print the value of every measure for each topic")
-    parser.add_argument("-m", "--measure", dest="measures", action="append",
-                        metavar="MEASURE[.PARAMS]",
-                        help="a measure or nickname (official, all_trec); repeatable; "
-                             "the default is official. Parameters: P.5,10 (cut-offs), "
-                             "ndcg.1=3,2=9 (a gain table)")
-    parser.add_argument("-c", "--complete_rel_info_wanted", dest="complete",
-                        action="store_true",
-                        help="average over every qrels topic; topics missing from the run "
-                             "score 0 (and print with -q)")
-    parser.add_argument("-l", "--level_for_rel", dest="level", type=_truncated, default=1,
-                        metavar="N", help="relevant means level >= N for the binary "
-                                          "measures (default 1; a fraction is truncated, as "
-                                          "trec_eval does); gains never change")
-    parser.add_argument("-n", "--nosummary", dest="no_summary", action="store_true",
-                        help="do not print the summary ('all') lines")
-    parser.add_argument("-J", "--Judged_docs_only", dest="judged_only", action="store_true",
-                        help="drop unjudged documents from the ranking before evaluating")
-    parser.add_argument("-M", "--Max_retrieved_per_topic", dest="depth",
-                        type=_truncated_positive, metavar="N",
-                        help="keep only the top N documents per topic")
-    parser.add_argument("-N", "--Number_docs_in_coll", dest="collection_size", type=int,
-                        metavar="N", help="accepted and ignored: only set measures, which "
-                                          "cumgain lacks, use it")
-    parser.add_argument("-R", "--Rel_info_format", choices=("qrels",), default="qrels",
-                        help="only 'qrels' is supported")
-    parser.add_argument("-T", "--Results_format", choices=("trec_results",),
-                        default="trec_results", help="only 'trec_results' is supported")
-    parser.add_argument("-Z", "--Zscore", type=_unsupported("-Z (z-scores)"),
-                        help=argparse.SUPPRESS)
-    parser.add_argument("-D", "--Debug_level", type=_unsupported("-D (debug output)"),
-                        help=argparse.SUPPRESS)
-    parser.add_argument("-v", "--version", action="version",
-                        version=f"cumgain-trec-eval {_version()} (trec_eval 10.0 output)")
-    parser.add_argument("--trec-eval-version", choices=TREC_EVAL_VERSIONS, default="10",
-                        help="10 (default) or 9: reproduce trec_eval 9.0.8 / pytrec_eval "
-                             "(scores ranked as 32-bit floats; with -c, topics missing from "
-                             "the run count in the means but do not print)")
-    parser.add_argument("qrels", help="the qrels file (qid iter docno rel)")
-    parser.add_argument("run", help="the run file (qid iter docno rank score tag)")
-    parser.set_defaults(handler=run_trec_eval)
-
-
-def run_trec_eval(args: argparse.Namespace) -> int:
-    """``cumgain trec_eval``: evaluate one run and print trec_eval's lines."""
-    from cumgain import report_trec
-    from cumgain.evaluator import evaluate
-    from cumgain.measures import parse_measures
-    from cumgain.native import prepare_qrels
-    from cumgain.trec_io import load_run
-
-    prog = args.prog
-    try:
-        selection = report_trec.select_measures(args.measures or [])
-        spellings = selection.spellings or ["num_q"]     # -m runid alone: nothing to compute
-        printed = {m.name for m in parse_measures(selection.spellings)} \
-            if selection.spellings else set()
-    except InputError as error:
-        raise Failure(EXIT_USAGE, str(error)) from None
-    if args.qrels == "-" and args.run == "-":
-        raise Failure(EXIT_USAGE, "the qrels and the run cannot both be standard input ('-')")
-    version9 = args.trec_eval_version == "9"
-
-    qrels = prepare_qrels(args.qrels)
-    run = load_run(args.run) if args.run == "-" else args.run    # a file: the native reader
-    result = evaluate(qrels, run, spellings, relevance_level=args.level,
-                      judged_only=args.judged_only, depth=args.depth,
-                      topics="qrels" if args.complete else "both",
-                      score_precision="float32" if version9 else "float64", warn=False)
-    if not result.topics:
-        run_source = run.source if args.run == "-" else os.fsdecode(args.run)
-        raise Failure(EXIT_NO_TOPICS, f"no topic of {run_source} is in {qrels.source} "
-                                      "(trec_eval: No queries with both results and "
-                                      "relevance info)")
-    if result.missing_topics and not args.complete and not version9:
-        missing = list(result.missing_topics)
-        one = len(missing) == 1
-        print(f"{prog}: warning: {_plural(len(missing), 'qrels topic')} missing from the "
-              f"run {'was' if one else 'were'} skipped: {_topic_list(missing)} "
-              f"(trec_eval 10.0 would stop here; use -c to score {'it' if one else 'them'} 0)",
-              file=sys.stderr)
-    hidden = result.missing_topics if (args.complete and version9) else ()
-    # trec_eval's -c quirk: the summary num_rel counts every judgment > 0 of the whole
-    # qrels file, whatever -l says (m_num_rel.c, te_calc_avg_num_rel).
-    summary_num_rel = float(np.count_nonzero(qrels.relevance > 0)) if args.complete else None
-    lines = report_trec.trec_lines(result, selection, printed=printed,
-                                   per_topic=args.per_topic, summary=not args.no_summary,
-                                   hidden_topics=hidden, summary_num_rel=summary_num_rel)
-    chunk = []
-    for line in lines:
-        chunk.append(line)
-        if len(chunk) >= 65536:
-            _write_text("\n".join(chunk) + "\n")
-            chunk = []
-    if chunk:
-        _write_text("\n".join(chunk) + "\n")
-    return 0
-
-
 def _trec_eval_parser(prog: str) -> _Parser:
-    parser = _Parser(prog=prog, description=TREC_EVAL_DESCRIPTION, epilog=TREC_EVAL_EPILOG,
+    from cumgain import cli_trec_eval
+    parser = _Parser(prog=prog, description=cli_trec_eval.DESCRIPTION,
+                     epilog=cli_trec_eval.EPILOG, add_help=False,
                      formatter_class=argparse.RawDescriptionHelpFormatter,
                      usage_status=EXIT_USAGE)
-    _add_trec_eval_arguments(parser)
+    cli_trec_eval.add_arguments(parser)
     parser.set_defaults(prog=prog)
     return parser
 
@@ -716,11 +590,12 @@ def _build_parser() -> _Parser:
     parser.add_argument("--version", action="version", version=f"cumgain {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
+    from cumgain import cli_trec_eval
     trec_eval = commands.add_parser(
-        "trec_eval", help="a drop-in for trec_eval 10.0 (same flags, same output)",
-        description=TREC_EVAL_DESCRIPTION, epilog=TREC_EVAL_EPILOG,
+        "trec_eval", help=cli_trec_eval.HELP, description=cli_trec_eval.DESCRIPTION,
+        epilog=cli_trec_eval.EPILOG, add_help=False,
         formatter_class=argparse.RawDescriptionHelpFormatter, usage_status=EXIT_USAGE)
-    _add_trec_eval_arguments(trec_eval)
+    cli_trec_eval.add_arguments(trec_eval)
     evaluate = commands.add_parser(
         "evaluate", help="evaluate runs: any measure, gain schemes side by side, "
                          "table/TSV/CSV/JSON lines", description=EVALUATE_DESCRIPTION,

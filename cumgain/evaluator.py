@@ -49,14 +49,16 @@ from typing import Any, Iterable, Optional, Union
 
 import numpy as np
 
-import cgcore
 from cgcore import _measures as kernels
 from cgcore import _trec
 from cgcore._convert import topic_dicts
 from cumgain.batch import Ragged
 from cumgain.exceptions import InputError
-from cumgain.gains import GainMapping, GainSpec, gain_mapping
+from cumgain.gains import GainSpec, gain_mapping
+from cumgain.judgment_groups import JudgmentGroups, evaluate_groups
 from cumgain.measures import Measure, parse_measures
+from cumgain.measures.batch import Batch, Shared, judged_only_flag
+from cumgain.measures.binary import RECALL_ROUNDING
 from cumgain.native import (
     RankedInput,
     auto_threads,
@@ -64,15 +66,26 @@ from cumgain.native import (
     parts_for,
     read_ranked,
 )
+from cumgain.ranked import (
+    RankedBatch,
+    Scratch,
+    as_float64,
+    full_depth,
+    gather,
+    judged_only_rows,
+    offsets_from_counts,
+    positions_in_topic,
+    tie_group_means,
+    topic_bounds,
+    topic_of_rows,
+    topic_range,
+)
 from cumgain.trec_io import Qrels, Run, load_qrels, load_run
-from cumgain.vectors import discount_divisors, ncg, ndcg
 
 TIE_RULES = ("docno_desc", "docno_asc", "input_order", "average", "random")
 SCORE_PRECISIONS = ("float64", "float32")
 TOPIC_POLICIES = ("both", "qrels", "strict")
-# measures whose value is not linear in the gains by rank: undefined under tie averaging
-_ORDER_SENSITIVE = ("map", "map_cut", "gm_map", "recip_rank", "success", "ndcg_rel", "Rndcg")
-GM_FLOOR = 1e-5  # trec_eval's gm_map floor: log(max(AP, 1e-5))
+RECALL_CUTOFFS = tuple(RECALL_ROUNDING)
 PARALLEL_MEASURE_ROWS = 1 << 20  # from this many ranked rows, measures are computed in threads
 MEASURE_RANGE_ROWS = 1 << 19     # the measures take the topics in ranges of at most about
                                  # this many rows (ranked + judged): a range's float64
@@ -126,98 +139,10 @@ class Evaluation:
         return self.means[name]
 
 
-# ---------------------------------------------------------------- the ranked batch
-
-@dataclass
-class _Ranked:
-    """Per evaluated topic, the ranked documents (CSR) and the topic's judgments."""
-
-    offsets: np.ndarray        # int64, ranked rows of topic t: offsets[t]:offsets[t+1]
-    levels: np.ndarray         # relevance level per ranked row (0 if unjudged): float64,
-                               # or int8 from the native reader (small whole levels)
-    judged: np.ndarray         # bool: in the qrels with a level >= 0
-    scores: np.ndarray         # float64 (after the precision policy)
-    qrels_offsets: np.ndarray  # int64, judgments of topic t
-    qrels_levels: np.ndarray   # float64, or int8 as levels
-
-
-def _float64(levels: np.ndarray) -> np.ndarray:
-    """Levels as float64 (the native reader's int8 levels converted; the measures
-    take float64), without a copy if they are already."""
-    return levels.astype(np.float64, copy=False)
-
-
-def _at_least(levels: np.ndarray, level: float, out: Optional[np.ndarray] = None) -> np.ndarray:
-    """levels >= level (into ``out`` if given); whole int8 levels are compared as they
-    are, with ceil(level) (numpy would compare them as float64, a converted copy first)."""
-    if levels.dtype != np.int8:
-        return np.greater_equal(levels, level, out=out)
-    whole = math.ceil(level)
-    if not -128 <= whole <= 127:
-        out = np.empty(len(levels), bool) if out is None else out
-        out.fill(whole < -128)
-        return out
-    return np.greater_equal(levels, np.int8(whole), out=out)
-
-
-class _Scratch:
-    """Arrays one thread reuses from one topic range to the next: the float64 levels
-    and relevance flags of a range (a few MB each). Fresh arrays that size, freed after
-    each range, went back to the system and cost a page fault per 4 KiB every time."""
-
-    def __init__(self):
-        self._arrays: dict = {}
-
-    def array(self, key, n: int, dtype) -> np.ndarray:
-        """An uninitialised array of ``n`` values for ``key`` (its last one's memory)."""
-        array = self._arrays.get(key)
-        if array is None or len(array) < n or array.dtype != dtype:
-            array = self._arrays[key] = np.empty(n + n // 8, dtype)   # room for the
-        return array[:n]                                              # next, a bit longer
-
-    def float64(self, key, levels: np.ndarray) -> np.ndarray:
-        """_float64(levels), converted into the array for ``key``."""
-        if levels.dtype == np.float64:
-            return levels
-        converted = self.array(key, len(levels), np.float64)
-        np.copyto(converted, levels)
-        return converted
-
-
 def _check_choice(value: Any, allowed: tuple, name: str) -> str:
     if value not in allowed:
         raise InputError(f"{name} must be one of {allowed}, got {value!r}")
     return value
-
-
-def _gather(offsets: np.ndarray, topic_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of the chosen topics (index -1: a topic with no rows), and their offsets."""
-    present = topic_indices >= 0
-    if len(offsets) < 2:                  # no topics at all on that side
-        present[:] = False
-        offsets = np.zeros(2, dtype=np.int64)
-    safe = np.where(present, topic_indices, 0)
-    starts = np.where(present, offsets[safe], 0)
-    lengths = np.where(present, offsets[safe + 1] - offsets[safe], 0)
-    new_offsets = np.zeros(len(topic_indices) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=new_offsets[1:])
-    rows = np.repeat(starts - new_offsets[:-1], lengths) + np.arange(new_offsets[-1])
-    return rows.astype(np.int64), new_offsets
-
-
-def _topic_of_rows(offsets: np.ndarray) -> np.ndarray:
-    return np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-
-
-def _positions_in_topic(offsets: np.ndarray) -> np.ndarray:
-    lengths = np.diff(offsets)
-    return np.arange(offsets[-1]) - np.repeat(offsets[:-1], lengths)
-
-
-def _offsets_from_counts(counts: np.ndarray) -> np.ndarray:
-    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    return offsets
 
 
 def _docno_ids(docnos: np.ndarray) -> tuple[np.ndarray, int]:
@@ -237,23 +162,23 @@ def _docno_ids(docnos: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _rank(qrels: Qrels, run: Run, topics: list, *, ties: str, score_precision: str,
-          seed: int, depth: Optional[int]) -> _Ranked:
+          seed: int, depth: Optional[int]) -> RankedBatch:
     """The reference path (any input form): join, rank and cut with numpy and cgcore."""
     run_index = {topic: i for i, topic in enumerate(run.topics)}
     qrels_index = {topic: i for i, topic in enumerate(qrels.topics)}
-    run_rows, run_offsets = _gather(
+    run_rows, run_offsets = gather(
         run.offsets, np.array([run_index.get(t, -1) for t in topics], dtype=np.int64))
-    qrels_rows, qrels_offsets = _gather(
+    qrels_rows, qrels_offsets = gather(
         qrels.offsets, np.array([qrels_index.get(t, -1) for t in topics], dtype=np.int64))
 
     doc_ids, n_docs = _docno_ids(np.concatenate([run.docnos[run_rows], qrels.docnos[qrels_rows]]))
     run_docs, qrels_docs = doc_ids[:len(run_rows)], doc_ids[len(run_rows):]
 
     # Join: each run row's judgment, by sorted (topic, docno) keys.
-    qrels_keys = _topic_of_rows(qrels_offsets) * n_docs + qrels_docs
+    qrels_keys = topic_of_rows(qrels_offsets) * n_docs + qrels_docs
     key_order = np.argsort(qrels_keys, kind="stable")
     sorted_keys = qrels_keys[key_order]
-    run_keys = _topic_of_rows(run_offsets) * n_docs + run_docs
+    run_keys = topic_of_rows(run_offsets) * n_docs + run_docs
     found_at = np.searchsorted(sorted_keys, run_keys)
     found_at = np.minimum(found_at, max(len(sorted_keys) - 1, 0))
     in_qrels = (sorted_keys[found_at] == run_keys) if len(sorted_keys) else \
@@ -261,8 +186,7 @@ def _rank(qrels: Qrels, run: Run, topics: list, *, ties: str, score_precision: s
     qrels_levels = qrels.relevance[qrels_rows].astype(np.float64)
     levels = np.where(in_qrels, qrels_levels[key_order][found_at] if len(sorted_keys) else 0.0,
                       0.0)
-    judged = in_qrels & (levels >= 0)
-    levels = np.where(judged, levels, 0.0)
+    judged = in_qrels & (levels >= 0)     # a negative level stays: pooled, not judged
 
     scores = run.scores[run_rows].astype(np.float64)
     if score_precision == "float32":
@@ -275,20 +199,20 @@ def _rank(qrels: Qrels, run: Run, topics: list, *, ties: str, score_precision: s
     elif ties == "input_order":
         tie_keys = np.arange(len(run_rows), dtype=np.int64)
     else:
-        tie_keys = _trec.random_tie_keys(seed, _positions_in_topic(run_offsets))
+        tie_keys = _trec.random_tie_keys(seed, positions_in_topic(run_offsets))
     order = kernels.rank_topics(scores, np.ascontiguousarray(tie_keys, np.int64), run_offsets)
 
     keep = np.ones(len(order), dtype=bool)
     if depth is not None:
-        keep &= _positions_in_topic(run_offsets) < depth
+        keep &= positions_in_topic(run_offsets) < depth
     kept = order[keep]
-    counts = np.bincount(_topic_of_rows(run_offsets)[keep], minlength=len(topics))
-    return _Ranked(offsets=_offsets_from_counts(counts), levels=levels[kept],
+    counts = np.bincount(topic_of_rows(run_offsets)[keep], minlength=len(topics))
+    return RankedBatch(offsets=offsets_from_counts(counts), levels=levels[kept],
                    judged=judged[kept], scores=scores[kept],
                    qrels_offsets=qrels_offsets, qrels_levels=qrels_levels)
 
 
-def _universe(native: RankedInput, topics: list) -> tuple[_Ranked, np.ndarray]:
+def _universe(native: RankedInput, topics: list) -> tuple[RankedBatch, np.ndarray]:
     """The native output as it is (run topic order, no copy of the ranked rows), with
     empty topics appended for chosen topics absent from the run; and where each chosen
     topic sits in it. Measures are computed for all of it, then the chosen picked."""
@@ -300,7 +224,7 @@ def _universe(native: RankedInput, topics: list) -> tuple[_Ranked, np.ndarray]:
         qrels_offsets, qrels_levels = native.qrels_offsets, native.qrels_levels
     else:
         qrels_index = {topic: i for i, topic in enumerate(native.qrels_topics)}
-        qrels_rows, qrels_offsets = _gather(
+        qrels_rows, qrels_offsets = gather(
             native.qrels_offsets,
             np.array([qrels_index.get(t, -1) for t in universe], dtype=np.int64))
         qrels_levels = native.qrels_levels[qrels_rows]
@@ -311,343 +235,20 @@ def _universe(native: RankedInput, topics: list) -> tuple[_Ranked, np.ndarray]:
 
 
 def _as_ranked(native: RankedInput, offsets: np.ndarray, qrels_offsets: np.ndarray,
-               qrels_levels: np.ndarray) -> _Ranked:
+               qrels_levels: np.ndarray) -> RankedBatch:
     """The native ranked rows with these topic offsets and judgments."""
-    return _Ranked(offsets=offsets, levels=native.levels, judged=native.judged,
+    return RankedBatch(offsets=offsets, levels=native.levels, judged=native.judged,
                    scores=native.scores, qrels_offsets=qrels_offsets,
                    qrels_levels=qrels_levels)
 
 
-def _judged_only(ranked: _Ranked) -> _Ranked:
-    """trec_eval -J: drop ranked documents without a judgment >= 0, closing the gaps."""
-    keep = ranked.judged
-    counts = np.bincount(_topic_of_rows(ranked.offsets)[keep],
-                         minlength=len(ranked.offsets) - 1)
-    return _Ranked(offsets=_offsets_from_counts(counts), levels=ranked.levels[keep],
-                   judged=ranked.judged[keep],
-                   scores=None if ranked.scores is None else ranked.scores[keep],
-                   qrels_offsets=ranked.qrels_offsets, qrels_levels=ranked.qrels_levels)
-
-
-def _tie_group_means(values: np.ndarray, ranked: _Ranked) -> np.ndarray:
-    """Replace each value by the mean over its group of equal scores within a topic."""
-    if len(values) == 0:
-        return values
-    topic = _topic_of_rows(ranked.offsets)
-    starts = np.ones(len(values), dtype=bool)
-    starts[1:] = (ranked.scores[1:] != ranked.scores[:-1]) | (topic[1:] != topic[:-1])
-    group = np.cumsum(starts) - 1
-    sums = np.bincount(group, weights=values)
-    sizes = np.bincount(group)
-    return (sums / sizes)[group]
-
-
-# ---------------------------------------------------------------- measures
-
-def _judged_only_flag(measure: Measure, policies: dict) -> bool:
-    return measure.judged_only if measure.judged_only is not None else policies["judged_only"]
-
-
-def _gain_mapping_of(measure: Measure) -> GainMapping:
-    """The level -> gain function of a measure with gains=."""
-    if isinstance(measure.gains, str):
-        return gain_mapping(measure.gains)
-    table = dict(measure.gains)
-
-    def gain_of_level(level: float) -> float:
-        if level in table:
-            return table[level]
-        if measure.gain_fallback == "identity" or level < 0:
-            return level if level >= 0 else 0.0
-        raise InputError(f"measure {measure.name!r}: relevance level {level:g} has no gain")
-    return GainMapping(measure.name, gain_of_level)
-
-
-def _mapping_key(measure: Measure) -> tuple:
-    """What defines a measure's level -> gain function: its gains and what a level
-    they leave out gets (so "ndcg.1=3,2=9", whose other levels keep their value, and
-    "nDCG(gains={1:3,2:9})", for which they are an error, never share a table)."""
-    return measure.gains, measure.gain_fallback
-
-
-def _gain_tables(measures: list, qrels_levels: np.ndarray) -> dict:
-    """For each gain mapping the measures use (other than the level itself): the
-    distinct judged levels of the whole batch and their gains, keyed by _mapping_key;
-    or the exception the mapping raised on them (a level it has no gain for,
-    say), raised when a measure asks for it. Built once for the batch, so that the
-    gains, and which level an error names, do not depend on how the topics are split
-    between threads."""
-    tables: dict = {}
-    distinct = None
-    for measure in measures:
-        key = _mapping_key(measure)
-        if measure.gains is None or key in tables:
-            continue
-        if distinct is None:
-            distinct = _float64(np.unique(qrels_levels))
-        try:
-            gains = _gain_mapping_of(measure)(distinct) if len(distinct) else np.zeros(1)
-        except Exception as error:      # noqa: BLE001 - raised where the measure needs it
-            tables[key] = error
-        else:
-            tables[key] = (distinct, gains)
-    return tables
-
-
-class _Context:
-    """Caches what several measures share (relevance flags, gains, ideals); used by
-    one thread (threads get a context each, for their range of topics)."""
-
-    def __init__(self, ranked: dict, policies: dict, full_depths: dict, gain_tables: dict,
-                 ndcg_cutoffs: dict, scratch: _Scratch):
-        self._ranked = ranked          # judged_only flag -> _Ranked
-        self.policies = policies
-        self._full_depths = full_depths  # judged_only flag -> the whole batch's _full_depth
-        self._gain_tables = gain_tables  # the whole batch's, see _gain_tables
-        self._ndcg_cutoffs = ndcg_cutoffs  # the batch's, see _ndcg_cutoffs
-        self._scratch = scratch        # the thread's, reused by its next context
-        self._cache: dict = {}
-
-    def _judged_only(self, measure: Measure) -> bool:
-        return _judged_only_flag(measure, self.policies)
-
-    def ranked(self, measure: Measure) -> _Ranked:
-        return self._ranked[self._judged_only(measure)]
-
-    def full_depth(self, measure: Measure) -> int:
-        """The cut-off of a measure without one: the depth of the whole batch (also when
-        this context has a range of its topics, so that the values do not depend on
-        how the topics were split)."""
-        return self._full_depths[self._judged_only(measure)]
-
-    def level(self, measure: Measure) -> float:
-        return measure.relevance_level if measure.relevance_level is not None \
-            else self.policies["relevance_level"]
-
-    def _cached(self, key, build):
-        if key not in self._cache:
-            self._cache[key] = build()
-        return self._cache[key]
-
-    def relevant(self, measure: Measure) -> np.ndarray:
-        ranked, level = self.ranked(measure), self.level(measure)
-
-        def build():
-            key = ("relevant", self._judged_only(measure), level)    # the scratch's
-            relevant = _at_least(ranked.levels, level,
-                                 out=self._scratch.array(key + (bool,), len(ranked.levels), bool))
-            np.logical_and(relevant, ranked.judged, out=relevant)
-            flags = self._scratch.array(key, len(relevant), np.float64)
-            np.copyto(flags, relevant)
-            return _tie_group_means(flags, ranked) if self.policies["ties"] == "average" \
-                else flags
-        return self._cached(("relevant", id(ranked), level), build)
-
-    def num_relevant(self, measure: Measure) -> np.ndarray:
-        """R per topic (the same for both judged_only flags, like _qrels_levels)."""
-        ranked, level = self.ranked(measure), self.level(measure)
-        return self._cached(("R", level), lambda: kernels.count_at_least(
-            self._qrels_levels(measure), ranked.qrels_offsets, level))
-
-    def _qrels_levels(self, measure: Measure) -> np.ndarray:
-        """The judgments' levels as float64 (converted once, when a measure needs them;
-        the same for both judged_only flags, which keep every judgment)."""
-        key = ("qrels_levels",)
-        return self._cached(key, lambda: self._scratch.float64(
-            key, self.ranked(measure).qrels_levels))
-
-    def _mapped_gains(self, measure: Measure, levels: np.ndarray) -> np.ndarray:
-        """The gains of judged ``levels`` under the measure's gains, looked up in the
-        batch's table (see _gain_tables)."""
-        table = self._gain_tables[_mapping_key(measure)]
-        if isinstance(table, Exception):
-            raise table
-        distinct, gains = table
-        return gains[np.minimum(np.searchsorted(distinct, levels), len(gains) - 1)]
-
-    def gains(self, measure: Measure) -> np.ndarray:
-        ranked = self.ranked(measure)
-
-        def build():
-            if measure.gains is None:   # identity: judged rows have levels >= 0, others 0
-                gains = self._scratch.float64(("levels", self._judged_only(measure)),
-                                              ranked.levels)
-            else:
-                gains = np.where(ranked.judged, self._mapped_gains(measure, ranked.levels), 0.0)
-            return _tie_group_means(gains, ranked) if self.policies["ties"] == "average" \
-                else gains
-        return self._cached(("gains", id(ranked), _mapping_key(measure)), build)
-
-    def ndcg(self, measure: Measure, k: int) -> np.ndarray:
-        """nDCG@k, computed in one go with the other cut-offs of its group (the same
-        gains, discount and judged_only; see _ndcg_cutoffs)."""
-        group = _ndcg_group(measure, self.policies)
-        cutoffs = self._ndcg_cutoffs[group]
-        ranked = self.ranked(measure)
-
-        def build():
-            return cgcore.ndcg_at_cutoffs(
-                self.gains(measure), ranked.offsets, self.judged_gains(measure),
-                ranked.qrels_offsets, _divisors(measure, max(cutoffs)),
-                np.array(cutoffs, dtype=np.int64), 0.0)
-        table = self._cached(("nDCG", id(ranked), group, cutoffs), build)
-        return np.ascontiguousarray(table[:, cutoffs.index(k)])
-
-    def judged_gains(self, measure: Measure) -> np.ndarray:
-        """The recall base: a gain per judgment (levels < 0 get 0, never in the ideal)."""
-        ranked = self.ranked(measure)
-
-        def build():
-            levels = self._qrels_levels(measure)
-            if measure.gains is None:
-                return levels if len(levels) == 0 or levels.min() >= 0 else \
-                    np.where(levels >= 0, levels, 0.0)
-            return np.where(levels >= 0, self._mapped_gains(measure, levels), 0.0)
-        return self._cached(("judged_gains", id(ranked), _mapping_key(measure)), build)
-
-
-def _graded_kind(family: str) -> str:
-    """The kernel family of a graded measure: trec_eval's names mapped to ours."""
-    return {"ndcg": "nDCG", "ndcg_cut": "nDCG", "dcg": "DCG", "ideal_dcg": "IDCG"}.get(
-        family, family)
-
-
-def _ndcg_group(measure: Measure, policies: dict) -> tuple:
-    """What nDCG measures share when computed together: judged_only, gains, discount."""
-    return (_judged_only_flag(measure, policies), _mapping_key(measure), measure.discount,
-            measure.base)
-
-
-def _ndcg_cutoffs(measures: list, policies: dict, full_depths: dict) -> dict:
-    """For each group of nDCG measures (_ndcg_group), its cut-offs, ascending (a
-    measure without one: the batch's full depth): ndcg, ndcg_cut.5,10,... are
-    computed with one pass over each topic's run and judgments."""
-    groups: dict = {}
-    for measure in measures:
-        if _graded_kind(measure.family) == "nDCG":
-            k = measure.cutoff if measure.cutoff is not None \
-                else full_depths[_judged_only_flag(measure, policies)]
-            groups.setdefault(_ndcg_group(measure, policies), set()).add(k)
-    return {group: tuple(sorted(cutoffs)) for group, cutoffs in groups.items()}
-
-
-def _safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), 0.0)
-
-
-def _full_depth(ranked: _Ranked) -> int:
-    lengths = np.diff(ranked.offsets)
-    judged = np.diff(ranked.qrels_offsets)
-    return int(max(lengths.max(initial=0), judged.max(initial=0), 1))
-
-
-def _divisors(measure: Measure, k: int) -> np.ndarray:
-    return discount_divisors(measure.discount, measure.base, k)
-
-
-def _compute(measure: Measure, context: _Context) -> np.ndarray:
-    family = measure.family
-    ranked = context.ranked(measure)
-    n_topics = len(ranked.offsets) - 1
-    lengths = np.diff(ranked.offsets)
-    if context.policies["ties"] == "average" and family in _ORDER_SENSITIVE:
-        raise InputError(
-            f"measure {measure.name!r} is not defined under ties='average' (it is not linear "
-            "in the gains by rank); choose another tie rule")
-    if family == "num_q":
-        return np.ones(n_topics)
-    if family == "num_ret":
-        return lengths.astype(np.float64)
-    if family == "num_rel":
-        return context.num_relevant(measure)
-    if family in ("num_rel_ret", "P", "recall", "success", "Rprec"):
-        relevant = context.relevant(measure)
-        if family == "Rprec":
-            cutoffs = context.num_relevant(measure).astype(np.int64)
-        elif family == "num_rel_ret":
-            cutoffs = lengths.astype(np.int64)
-        else:
-            cutoffs = np.full(n_topics, measure.cutoff, dtype=np.int64)
-        found = kernels.relevant_in_top(relevant, ranked.offsets, cutoffs)
-        if family == "num_rel_ret":
-            return found
-        if family == "P":
-            return found / measure.cutoff
-        if family == "success":
-            return (found > 0).astype(np.float64)
-        return _safe_ratio(found, context.num_relevant(measure))
-    if family in ("map", "map_cut", "gm_map"):
-        cutoff = measure.cutoff if family == "map_cut" else max(int(lengths.max(initial=0)), 1)
-        ap = kernels.average_precision(context.relevant(measure), ranked.offsets,
-                                       context.num_relevant(measure), cutoff)
-        return kernels.log_floored(ap, GM_FLOOR) if family == "gm_map" else ap
-    if family == "recip_rank":
-        return kernels.reciprocal_rank(context.relevant(measure), ranked.offsets,
-                                       max(int(lengths.max(initial=0)), 1))
-    gains, judged = context.gains(measure), context.judged_gains(measure)
-    if family in ("ndcg_rel", "Rndcg"):
-        ideal, ideal_offsets = _ideal_lists(judged, ranked.qrels_offsets)
-        ndcg_rel, rndcg = kernels.trec_ndcg_rel_and_rndcg(gains, ranked.offsets, ideal,
-                                                          ideal_offsets)
-        if family == "ndcg_rel":
-            return ndcg_rel
-        return np.where(context.num_relevant(measure) > 0, rndcg, 0.0)
-    kind = _graded_kind(family)
-    k = measure.cutoff if measure.cutoff is not None else context.full_depth(measure)
-    if kind in ("avg_pos_nCG", "avg_pos_nDCG"):
-        run_batch, judged_batch = Ragged(gains, ranked.offsets), Ragged(judged, ranked.qrels_offsets)
-        vectors = ncg(run_batch, judged_batch, k) if kind == "avg_pos_nCG" else \
-            ndcg(run_batch, judged_batch, k, discount=measure.discount, base=measure.base)
-        return cgcore.average_position(np.ascontiguousarray(vectors), k)
-    if kind == "nDCG":
-        return context.ndcg(measure, k)
-    divisors = np.ones(k) if kind in ("CG", "nCG") else _divisors(measure, k)
-    if kind in ("CG", "DCG"):
-        return cgcore.dcg_at(gains, ranked.offsets, divisors, k)
-    if kind == "IDCG":
-        return cgcore.ideal_dcg_at(judged, ranked.qrels_offsets, divisors, k)
-    return cgcore.ndcg_at(gains, ranked.offsets, judged, ranked.qrels_offsets, divisors, k, 0.0)
-
-
-def _topic_bounds(ranked: _Ranked, parts: int) -> list:
-    """Up to ``parts`` ranges [first, stop) of whole topics with about equal rows (ranked
-    and judged), covering every topic."""
-    n_topics = len(ranked.offsets) - 1
-    rows_before = ranked.offsets + ranked.qrels_offsets
-    cuts = np.searchsorted(rows_before, rows_before[-1] * np.arange(1, parts) / parts)
-    bounds = sorted({0, n_topics, *(int(cut) for cut in cuts if 0 < cut < n_topics)})
-    return list(zip(bounds, bounds[1:])) if n_topics else [(0, 0)]
-
-
-def _topic_range(ranked: _Ranked, first: int, stop: int) -> _Ranked:
-    """Topics [first, stop) of ``ranked``: views of its rows, new (small) offsets."""
-    rows = slice(ranked.offsets[first], ranked.offsets[stop])
-    judgments = slice(ranked.qrels_offsets[first], ranked.qrels_offsets[stop])
-    return _Ranked(offsets=ranked.offsets[first:stop + 1] - ranked.offsets[first],
-                   levels=ranked.levels[rows], judged=ranked.judged[rows],
-                   scores=None if ranked.scores is None else ranked.scores[rows],
-                   qrels_offsets=ranked.qrels_offsets[first:stop + 1]
-                   - ranked.qrels_offsets[first],
-                   qrels_levels=ranked.qrels_levels[judgments])
-
-
-def _ideal_lists(judged_gains: np.ndarray, offsets: np.ndarray):
-    """Each topic's positive gains sorted descending, as flat values + offsets."""
-    topic = _topic_of_rows(offsets)
-    positive = judged_gains > 0
-    order = np.lexsort((-judged_gains[positive], topic[positive]))
-    values = np.ascontiguousarray(judged_gains[positive][order])
-    counts = np.bincount(topic[positive], minlength=len(offsets) - 1)
-    return values, _offsets_from_counts(counts)
-
-
-def aggregate(measure: Measure, values: np.ndarray) -> float:
-    """The mean that :attr:`Evaluation.means` reports for ``measure`` over per-topic
-    ``values`` (in topic order): ``S / n`` with ``S = sum_t v_t`` summed sequentially in
-    topic order, as trec_eval does; ``S`` itself for counts (``num_rel``, ``num_ret``,
-    ...); ``exp(S / n)`` for ``gm_map``, whose per-topic values are already
-    ``log(max(AP, 1e-5))``; 0 for no topics.
+def aggregate(measure: Measure, values: np.ndarray, run_tag: str = "") -> Any:
+    """The summary that :attr:`Evaluation.means` reports for ``measure`` over per-topic
+    ``values`` (in topic order), by the family's rule: ``S / n`` with ``S = sum_t v_t``
+    summed sequentially in topic order, as trec_eval does (``mean``); ``S`` itself for
+    counts (``sum``); ``exp(S / n)`` for ``gm_map`` and ``gm_bpref``, whose per-topic
+    values are already ``log(max(value, 1e-5))`` (``gmean``); the run tag for ``runid``;
+    None for ``relstring``. A mean over no topic is NaN (a sum is 0).
 
     Pieces of an evaluation (:mod:`cumgain.stream`, :mod:`cumgain.dask`) are combined with
     it, so their means are bit-identical to :func:`evaluate`'s.
@@ -657,12 +258,17 @@ def aggregate(measure: Measure, values: np.ndarray) -> float:
     >>> aggregate(p5, np.array([0.2, 0.6])), aggregate(num_rel, np.array([3.0, 4.0]))
     (0.4, 7.0)
     """
+    rule = measure.aggregate
+    if rule == "first":
+        return run_tag
+    if rule == "none":
+        return None
     if len(values) == 0:
-        return 0.0
+        return 0.0 if rule == "sum" else math.nan
     total = float(np.cumsum(values)[-1])  # sequential, in topic order, like trec_eval
-    if measure.aggregate == "sum":
+    if rule == "sum":
         return total
-    if measure.aggregate == "gmean":
+    if rule == "gmean":
         return math.exp(total / len(values))
     return total / len(values)
 
@@ -689,28 +295,28 @@ class Ranking:
     empty_qrels_topics: tuple
     run_tag: str
     policies: dict
-    _everything: "_Ranked" = field(repr=False, compare=False)
+    _everything: "RankedBatch" = field(repr=False, compare=False)
     _chosen_index: np.ndarray = field(repr=False, compare=False)
 
     @functools.cached_property
-    def _chosen(self) -> "_Ranked":
+    def _chosen(self) -> "RankedBatch":
         """The ranked rows and judgments of the evaluated topics only."""
         everything, index = self._everything, self._chosen_index
         if np.array_equal(index, np.arange(len(everything.offsets) - 1)):
-            return dataclasses.replace(everything, levels=_float64(everything.levels),
-                                       qrels_levels=_float64(everything.qrels_levels))
-        rows, offsets = _gather(everything.offsets, index)
-        qrels_rows, qrels_offsets = _gather(everything.qrels_offsets, index)
-        return _Ranked(offsets=offsets, levels=_float64(everything.levels[rows]),
+            return dataclasses.replace(everything, levels=as_float64(everything.levels),
+                                       qrels_levels=as_float64(everything.qrels_levels))
+        rows, offsets = gather(everything.offsets, index)
+        qrels_rows, qrels_offsets = gather(everything.qrels_offsets, index)
+        return RankedBatch(offsets=offsets, levels=as_float64(everything.levels[rows]),
                        judged=everything.judged[rows],
                        scores=None if everything.scores is None else everything.scores[rows],
                        qrels_offsets=qrels_offsets,
-                       qrels_levels=_float64(everything.qrels_levels[qrels_rows]))
+                       qrels_levels=as_float64(everything.qrels_levels[qrels_rows]))
 
     @property
     def levels(self) -> Ragged:
         chosen = self._chosen
-        return Ragged(np.ascontiguousarray(chosen.levels, dtype=np.float64), chosen.offsets)
+        return Ragged(np.maximum(chosen.levels, 0.0), chosen.offsets)
 
     @property
     def judged(self) -> np.ndarray:
@@ -730,7 +336,7 @@ class Ranking:
         gains = np.zeros(len(chosen.levels), dtype=np.float64)
         gains[chosen.judged] = gain_mapping(mapping)(chosen.levels[chosen.judged])
         if self.policies["ties"] == "average":
-            gains = _tie_group_means(gains, chosen)
+            gains = tie_group_means(gains, chosen)
         return Ragged(gains, chosen.offsets)
 
     def judged_gains(self, mapping: GainSpec = "identity") -> Ragged:
@@ -889,7 +495,8 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
              depth: Optional[int] = None, topics: str = "both", ties: str = "docno_desc",
              score_precision: str = "float64", seed: Optional[int] = None,
              duplicates: str = "error", warn: bool = True,
-             threads: Optional[int] = None) -> Evaluation:
+             threads: Optional[int] = None, recall_cutoffs: str = "nearest",
+             collection_size: int = 0) -> Evaluation:
     """Evaluate ``run`` against ``qrels`` with the given measures.
 
     ``qrels`` / ``run``: TREC file paths (plain or gzip), ``{qid: {docid: value}}``
@@ -901,7 +508,11 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     (None: the available cores, at most 4): plain qrels and run files are read in
     parts of at least 4 MiB, and the measures of a batch of a million ranked rows or
     more are computed side by side, each thread for a range of topics; the result is
-    the same for any number.
+    the same for any number. ``recall_cutoffs``: how iprec_at_recall and 11pt_avg turn a
+    recall level x into a number of relevant documents: ``"nearest"`` (trec_eval 10:
+    x R rounded to the nearest) or ``"trec_eval9"`` (trec_eval <= 9.0.8 and pytrec_eval:
+    x R + 0.9 truncated). ``collection_size``: the number of documents in the collection
+    (trec_eval -N), used by ``utility`` only.
 
     >>> result = evaluate({"q1": {"a": 2, "b": 0, "c": 1}},
     ...                   {"q1": {"a": 0.9, "b": 0.8, "c": 0.1}}, ["P_2", "ndcg_cut_3"])
@@ -915,14 +526,25 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
             or not math.isfinite(relevance_level):
         raise InputError(f"relevance_level must be a number, got {relevance_level!r}")
     _check_depth(depth)
+    _check_choice(recall_cutoffs, RECALL_CUTOFFS, "recall_cutoffs")
+    if isinstance(collection_size, bool) or not isinstance(collection_size, (int, np.integer)) \
+            or not 0 <= collection_size < 2 ** 53:
+        raise InputError(f"collection_size must be a whole number >= 0, got {collection_size!r}")
     measure_list = parse_measures(measures)
     seed = _resolve_seed(seed)
+    if isinstance(qrels, JudgmentGroups):
+        return evaluate_groups(qrels, run, measure_list, topics=topics, warn=warn,
+                               relevance_level=relevance_level, judged_only=judged_only,
+                               depth=depth, ties=ties, score_precision=score_precision,
+                               seed=seed, duplicates=duplicates, threads=threads,
+                               recall_cutoffs=recall_cutoffs, collection_size=collection_size)
     ranking, release_qrels = _ranking(qrels, run, ties=ties, score_precision=score_precision,
                                       depth=depth, topics=topics, duplicates=duplicates,
                                       seed=seed, warn=warn, threads=threads)
     policies = dict(relevance_level=float(relevance_level), judged_only=bool(judged_only),
                     depth=depth, topics=topics, ties=ties, score_precision=score_precision,
-                    seed=seed)
+                    seed=seed, recall_cutoffs=recall_cutoffs,
+                    collection_size=int(collection_size))
     try:
         return _measured(ranking, measure_list, policies, threads)
     finally:        # the qrels table read for this evaluation alone is freed once the
@@ -931,39 +553,75 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
                             # two threads wait for each other)
 
 
+def _compute_groups(measure_list: list) -> list:
+    """The measures grouped by the function that computes them (families may share
+    one, such as ndcg, ndcg_cut and nDCG), in the order first met."""
+    groups: dict = {}
+    for measure in measure_list:
+        groups.setdefault(measure.spec.compute, []).append(measure)
+    return list(groups.items())
+
+
+def _check_computable(measure_list: list, policies: dict) -> None:
+    for measure in measure_list:
+        family = measure.spec
+        if family.input != "ranking":
+            raise InputError(
+                f"measure {measure.name!r} needs {family.input.replace('_', ' ')} "
+                "(trec_eval -R " + ("qrels_jg" if family.input == "judgment_groups"
+                                    else "prefs") + "), not qrels")
+        if policies["ties"] == "average" and family.ordered:
+            raise InputError(
+                f"measure {measure.name!r} is not defined under ties='average' (it depends "
+                "on the order within groups of equal scores); choose another tie rule")
+
+
 def _measured(ranking: Ranking, measure_list: list, policies: dict,
               threads: Optional[int]) -> Evaluation:
-    """:func:`evaluate`'s second half: the measures of a Ranking, per topic and averaged."""
-    flags = {_judged_only_flag(measure, policies) for measure in measure_list}
+    """:func:`evaluate`'s second half: the measures of a Ranking, per topic and averaged.
+    Each group of measures sharing a compute function is computed by it for every range
+    of topics (ranges in threads when the batch is large)."""
+    _check_computable(measure_list, policies)
+    flags = {judged_only_flag(measure, policies) for measure in measure_list}
     everything, chosen_index = ranking._everything, ranking._chosen_index
-    ranked = {flag: _judged_only(everything) if flag else everything for flag in flags}
-    full_depths = {flag: _full_depth(variant) for flag, variant in ranked.items()}
-    gain_tables = _gain_tables(measure_list, everything.qrels_levels)
-    ndcg_cutoffs = _ndcg_cutoffs(measure_list, policies, full_depths)
+    ranked = {flag: judged_only_rows(everything) if flag else everything for flag in flags}
+    shared = Shared(policies=policies,
+                    full_depths={flag: full_depth(variant) for flag, variant in ranked.items()},
+                    gain_tables=Shared.gain_tables_for(measure_list, everything.qrels_levels),
+                    run_tag=ranking.run_tag)
+    groups = _compute_groups(measure_list)
+    scratch = threading.local()     # each thread's Scratch
 
-    scratch = threading.local()     # each thread's _Scratch
-
-    def columns_of(first: int, stop: int) -> list:
+    def columns_of(first: int, stop: int) -> dict:
         """Every measure's values for the topics [first, stop)."""
         if not hasattr(scratch, "arrays"):
-            scratch.arrays = _Scratch()
-        context = _Context({flag: _topic_range(variant, first, stop)
-                            for flag, variant in ranked.items()}, policies, full_depths,
-                           gain_tables, ndcg_cutoffs, scratch.arrays)
-        return [_compute(measure, context) for measure in measure_list]
+            scratch.arrays = Scratch()
+        batch = Batch({flag: topic_range(variant, first, stop)
+                       for flag, variant in ranked.items()}, shared, scratch.arrays)
+        columns = {}
+        for compute, measures in groups:
+            columns.update(zip((m.name for m in measures), compute(measures, batch)))
+        return columns
 
     workers = auto_threads(threads) if len(everything.levels) >= PARALLEL_MEASURE_ROWS else 1
     rows = int(everything.offsets[-1] + everything.qrels_offsets[-1])
-    ranges = _topic_bounds(everything, max(parts_for(workers), -(-rows // MEASURE_RANGE_ROWS)))
+    ranges = topic_bounds(everything, max(parts_for(workers), -(-rows // MEASURE_RANGE_ROWS)))
     if workers > 1 and len(ranges) > 1:     # the kernels release the GIL
         with ThreadPoolExecutor(min(workers, len(ranges))) as pool:
             parts = list(pool.map(columns_of, *zip(*ranges)))
     else:
         parts = [columns_of(first, stop) for first, stop in ranges]
-    computed = [np.concatenate([part[i] for part in parts])[chosen_index]
-                for i in range(len(measure_list))]
-    values = {measure.name: column for measure, column in zip(measure_list, computed)}
-    means = {measure.name: aggregate(measure, values[measure.name]) for measure in measure_list}
+    missing = np.isin(np.array(ranking.topics, dtype=object),
+                      np.array(ranking.missing_topics, dtype=object)) \
+        if ranking.missing_topics and policies["topics"] == "qrels" else None
+    values = {}
+    for measure in measure_list:
+        column = np.concatenate([part[measure.name] for part in parts])[chosen_index]
+        if missing is not None and measure.spec.missing_value is not None:
+            column[missing] = measure.spec.missing_value
+        values[measure.name] = column
+    means = {measure.name: aggregate(measure, values[measure.name], ranking.run_tag)
+             for measure in measure_list}
     return Evaluation(topics=ranking.topics, measures=tuple(measure_list), values=values,
                       means=means, run_only_topics=ranking.run_only_topics,
                       missing_topics=ranking.missing_topics,

@@ -59,7 +59,8 @@ class RankedInput:
 
     run_topics: list              # in order of appearance in the run
     run_offsets: np.ndarray       # ranked rows of run topic i: run_offsets[i]:run_offsets[i+1]
-    levels: np.ndarray            # relevance level per ranked row (0 if not judged): int8
+    levels: np.ndarray            # relevance level per ranked row (0 if not in the qrels; a
+                                  # negative level: pooled but not judged): int8
                                   # or float64, as the qrels table's levels
     judged: np.ndarray            # in the qrels with a level >= 0
     scores: Optional[np.ndarray]  # as compared (after float32 rounding); kept for ties="average"

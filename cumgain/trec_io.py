@@ -241,10 +241,13 @@ class _Kind:
     empty: str
     layout: str
     has_tag: bool
+    group_field: int = 0    # > 0: a topic is this field with the qid ("qid\tfield")
 
 
 _QRELS = _Kind("qrels", 4, True, 3, "relevance", True, False, "no judgments",
                "qid iter docno rel", False)
+_QRELS_JG = _Kind("qrels", 4, True, 3, "relevance", True, False, "no judgments",
+                  "qid jg docno rel", False, group_field=1)
 _RUN = _Kind("run", 6, False, 4, "score", False, True, "no results",
              "qid iter docno rank score tag", True)
 
@@ -275,6 +278,18 @@ def read_qrels(path: str | os.PathLike, *, duplicates: str = "error") -> Qrels:
     source, topics, tidx, docnos, values, lines, _ = _read_file(path, _QRELS)
     offsets, docnos, values, lines = _assemble(
         source, topics, tidx, docnos, values, lines, duplicates, "docno", "topic")
+    return Qrels(topics, offsets, docnos, values, source, lines)
+
+
+def read_grouped_qrels(path: str | os.PathLike) -> Qrels:
+    """Read a qrels file with judgment groups (trec_eval's ``qrels_jg``: ``qid jg
+    docno rel``, the second field naming the group): a :class:`Qrels` whose topics
+    are ``"qid\tjg"``, one per group (a docno twice in one group is an error; in two
+    groups of a topic it is not). Lines, numbers and errors as in :func:`read_qrels`.
+    """
+    source, topics, tidx, docnos, values, lines, _ = _read_file(path, _QRELS_JG)
+    offsets, docnos, values, lines = _assemble(
+        source, topics, tidx, docnos, values, lines, "error", "docno", "judgment group")
     return Qrels(topics, offsets, docnos, values, source, lines)
 
 
@@ -579,7 +594,9 @@ def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
             and b"#" not in b"".join(tokens[0::step])):
         # every line has exactly n_fields fields and none is a comment
         line_numbers = np.arange(first_line, first_line + n_lines, dtype=np.int64)
-        return (tokens[0::step], tokens[2::step], tokens[kind.value_field::step],
+        qids = tokens[0::step] if not kind.group_field else \
+            list(map(b"\t".join, zip(tokens[0::step], tokens[kind.group_field::step])))
+        return (qids, tokens[2::step], tokens[kind.value_field::step],
                 line_numbers, tokens[-2] if kind.has_tag else None)
     lines = text.split(b"\n")
     lines.pop()                                 # the text ends with a newline
@@ -607,7 +624,11 @@ def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
         return None
     starts = starts[kept]
     column = tokens.__getitem__
-    return (list(map(column, starts.tolist())),
+    qids = list(map(column, starts.tolist()))
+    if kind.group_field:
+        qids = list(map(b"\t".join, zip(qids, map(column, (starts + kind.group_field)
+                                                  .tolist()))))
+    return (qids,
             list(map(column, (starts + 2).tolist())),
             list(map(column, (starts + kind.value_field).tolist())),
             (kept + first_line).astype(np.int64),

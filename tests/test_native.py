@@ -989,7 +989,7 @@ def test_qrels_levels_are_int8_while_small_whole_numbers_else_float64(level, whe
     assert ranker.finish() == _trec.STATUS_OK
     _, _, levels, judged, _, _ = ranker.result()
     assert levels.dtype == got.dtype
-    assert levels.tolist() == [127, max(value, 0), 0]
+    assert levels.tolist() == [127, value, 0]       # a negative level: pooled, unjudged
     assert judged.tolist() == [True, value >= 0, False]
 
 
@@ -1110,9 +1110,9 @@ def test_a_qrels_table_of_its_own_is_released_once_the_work_is_done(tmp_path, mo
 @given(st.lists(st.integers(-128, 127), max_size=20),
        st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-300, 300)))
 def test_int8_levels_are_compared_as_float64_would_be(values, level):
-    from cumgain.evaluator import _at_least
+    from cumgain.ranked import at_least
     small = np.array(values, dtype=np.int8)
-    assert _at_least(small, level).tolist() == (small.astype(np.float64) >= level).tolist()
+    assert at_least(small, level).tolist() == (small.astype(np.float64) >= level).tolist()
 
 
 @settings(deadline=None)
@@ -1275,7 +1275,7 @@ def test_measures_computed_in_threads_equal_one_thread(tmp_path, monkeypatch):
 def test_arrays_reused_from_range_to_range_give_each_range_its_own_values(tmp_path,
                                                                           monkeypatch):
     """A thread converts each range's levels into arrays it reuses for its next range
-    (evaluator._Scratch): with one range or with ranges of a topic or so, in one thread
+    (cumgain.ranked.Scratch): with one range or with ranges of a topic or so, in one thread
     or two, measures of both judged_only flags and of several relevance levels,
     evaluated together, whose arrays must stay apart, equal each measure alone."""
     from cumgain import evaluator

@@ -269,7 +269,8 @@ def test_blocks_of_an_empty_file_and_bad_arguments(tmp_path):
 
 def test_means_are_the_evaluators_aggregate():
     """One home for the mean: stream combines pieces with cumgain.evaluator.aggregate
-    (sequential mean; sum for counts; exp of the mean log for gm_map; 0 for no topics)."""
+    (sequential mean; sum for counts; exp of the mean log for gm_map; a mean over no
+    topics is NaN, a sum 0)."""
     from cumgain.evaluator import aggregate
     from cumgain.measures import parse_measures
 
@@ -279,7 +280,7 @@ def test_means_are_the_evaluators_aggregate():
     assert aggregate(num_rel, np.array([3.0, 4.0])) == 7.0
     assert aggregate(gm_map, np.log([0.25, 0.5])) == pytest.approx(math.sqrt(0.25 * 0.5),
                                                                    rel=1e-15)
-    assert aggregate(p5, np.zeros(0)) == 0.0
+    assert math.isnan(aggregate(p5, np.zeros(0))) and aggregate(num_rel, np.zeros(0)) == 0.0
 
 
 # ---------------------------------------------------------------- external sort

@@ -1,61 +1,88 @@
 """A drop-in for pytrec_eval (pytrec-eval-terrier): ``import cumgain.compat.pytrec_eval
 as pytrec_eval`` and existing code (BEIR, MTEB, PyTerrier style) runs unchanged.
 
-Same API, output shape and measure names; the same numbers, because it ranks like
-the trec_eval 9.0.8 that pytrec_eval embeds: scores compared as 32-bit floats, ties
-by docno descending, only topics in both run and qrels, qrels topics with no
-judgments dropped. Differences, all in the direction of fewer surprises:
+Same API, output shape, measure names and per-topic values, for all 34 of
+pytrec_eval's ``supported_measures``: it evaluates like the trec_eval 9.0.8 that
+pytrec_eval embeds (scores compared as 32-bit floats, ties by docno descending,
+9.0.8's recall cut-offs for iprec_at_recall and 11pt_avg), only topics in both run and
+qrels, qrels topics with no judgments dropped. Measure names are read as pytrec_eval
+reads them: nicknames expanded, then the parameters of each measure merged
+(``{"P_5", "P.10"}`` gives P_5 and P_10; ``{"P", "P_5"}`` gives P_5 only, as in
+pytrec_eval); ``ndcg_cut_20,4`` is two cut-offs. ``relstring`` and ``runid`` are 0.0
+per topic, as pytrec_eval returns them (it cannot return text); ``gm_map`` and
+``gm_bpref`` are per topic the log of the floored value; measures with a list of
+parameters (``utility.2,-1,0,0``, ``set_F.0.5``, ``11pt_avg.0.2,0.8``) are named without
+it (``utility``), as pytrec_eval names them. Differences, all in the
+direction of fewer surprises:
 
-* a malformed measure string raises :class:`cumgain.InputError` (pytrec_eval aborts
-  the process); gain tables such as ``ndcg.1=3,2=9`` work (pytrec_eval crashes);
+* a malformed measure string raises :class:`cumgain.InputError` (a ``ValueError``;
+  pytrec_eval aborts the process on most); gain tables such as ``ndcg.1=3,2=9`` and
+  trec_eval 10.0's measures (``dcg``, ``rbp``, ``unj``, ...) work;
 * float relevance levels are accepted (pytrec_eval requires int);
 * a topic whose judgments are all negative is evaluated (all measures 0) instead of
   crashing the process;
+* where trec_eval divides 0 by 0 (iprec_at_recall, 11pt_avg and Rprec_mult of a topic
+  that ``judged_docs_only_flag`` leaves with no document) the value is 0, not NaN;
 * topics left out are announced with a :class:`cumgain.evaluator.TopicsWarning`
   only when ``warn=True`` is passed to ``evaluate`` (pytrec_eval is silent).
 """
 from __future__ import annotations
 
 import collections
+import re
 from typing import Dict, Iterable, List, Mapping
 
 import numpy as np
 
 from cumgain.evaluator import evaluate as _evaluate
 from cumgain.exceptions import InputError
-from cumgain.measures import TREC_NAMES, parse_measures
+from cumgain.measures import FAMILIES, NICKNAMES, TREC_NAMES, parse_measures
+from cumgain.measures.trec_names import NEW_IN_10
 from cumgain.native import PreparedQrels
 
 __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run",
            "supported_measures", "supported_nicknames"]
 
-#: The trec_eval measure names this drop-in computes.
-supported_measures = frozenset(TREC_NAMES)
+#: The trec_eval measure names this drop-in computes: pytrec_eval's 34 and trec_eval
+#: 10.0's dcg, ideal_dcg, rbp, rbp_resid, unj and yaap.
+supported_measures = frozenset(name for name in TREC_NAMES
+                               if FAMILIES[name].input == "ranking")
 
-# trec_eval's nicknames, restricted to the measures supported here.
-_NICKNAMES = {
-    "official": ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
-                 "recip_rank", "P"),
-    "all_trec": ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
-                 "recip_rank", "P", "recall", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut",
-                 "map_cut", "success"),
-}
-supported_nicknames = frozenset(_NICKNAMES)
+#: pytrec_eval's nicknames (trec_eval 9.0.8's members) for qrels judgments.
+supported_nicknames = {name: frozenset(m for m in NICKNAMES[name] if m not in NEW_IN_10)
+                       for name in ("official", "set", "all_trec")}
+
+_PARAMETERS = r"{}[\._]([0-9]+(\.[0-9]+)?(,[0-9]+(\.[0-9]+)?)*)"
 
 
 def _expand(measures: Iterable[str]) -> List[str]:
+    """pytrec_eval's reading of a measure set: nicknames expanded, then each measure's
+    parameters merged into one ``name.p1,p2`` (spellings it cannot read, like gain
+    tables, are kept as they are for cumgain's parser)."""
     if isinstance(measures, str):
         raise InputError("measures must be a collection of names, e.g. {'map', 'ndcg'}")
     names: List[str] = []
     for measure in measures:
-        names.extend(_NICKNAMES.get(measure, (measure,)))
+        if not isinstance(measure, str):
+            raise InputError(f"a measure name must be a string, got {measure!r}")
+        names.extend(sorted(supported_nicknames[measure]) if measure in supported_nicknames
+                     else [measure])
+    merged: Dict[str, set] = {}
+    others: List[str] = []
     for name in names:
-        family = name.partition(".")[0]
-        if family not in supported_measures and \
-                family.rsplit("_", 1)[0] not in supported_measures:
-            raise InputError(f"unsupported measure {name!r}; supported: "
-                             f"{sorted(supported_measures)}")
-    return names
+        if name in supported_measures:
+            merged.setdefault(name, set())
+            continue
+        for base in supported_measures:
+            match = re.fullmatch(_PARAMETERS.format(re.escape(base)), name)
+            if match is not None:
+                merged.setdefault(base, set()).update(match.group(1).split(","))
+                break
+        else:
+            others.append(name)
+    spellings = [f"{base}.{','.join(sorted(params))}" if params else base
+                 for base, params in merged.items()]
+    return spellings + others
 
 
 class RelevanceEvaluator:
@@ -73,7 +100,12 @@ class RelevanceEvaluator:
                  relevance_level: int = 1, judged_docs_only_flag: bool = False):
         if not isinstance(query_relevance, Mapping):
             raise InputError("query_relevance must be a dict {qid: {docid: relevance}}")
-        self._measures = parse_measures(_expand(measures))
+        spellings = _expand(measures)
+        self._measures = parse_measures(spellings) if spellings else []
+        for measure in self._measures:
+            if measure.spec.input != "ranking":
+                raise InputError(f"unsupported measure {measure.name!r}: it needs "
+                                 f"{measure.spec.input.replace('_', ' ')}, not qrels")
         # pytrec_eval drops topics without judgments, and reads the qrels once, here
         self._qrels = PreparedQrels(
             {qid: docs for qid, docs in query_relevance.items() if len(docs) > 0})
@@ -81,16 +113,30 @@ class RelevanceEvaluator:
         self._judged_only = bool(judged_docs_only_flag)
 
     def evaluate(self, scores: Mapping, *, warn: bool = False) -> Dict[str, Dict[str, float]]:
-        """Evaluate a run ``{qid: {docid: score}}``."""
+        """Evaluate a run ``{qid: {docid: score}}`` (an empty run gives ``{}``)."""
         if not isinstance(scores, Mapping):
             raise InputError("the run must be a dict {qid: {docid: score}}")
+        if not scores:
+            return {}
+        measures = self._measures or ["num_q"]      # no measure: the topics, no values
         result = _evaluate(self._qrels, scores if type(scores) is dict else dict(scores),
-                           [m.name for m in self._measures],
-                           relevance_level=self._relevance_level,
+                           measures, relevance_level=self._relevance_level,
                            judged_only=self._judged_only, score_precision="float32",
-                           ties="docno_desc", topics="both", warn=warn,
-                           seed=0)  # unused by these ties: no random seed to draw
-        return result.per_topic()
+                           recall_cutoffs="trec_eval9", ties="docno_desc", topics="both",
+                           warn=warn, seed=0)  # unused by these ties: no random seed to draw
+        if not self._measures:
+            return {topic: {} for topic in result.topics}
+        for measure in self._measures:
+            if measure.kind == "text":       # pytrec_eval returns text measures as 0.0
+                result.values[measure.name] = np.zeros(len(result.topics))
+        per_topic = result.per_topic()
+        renamed = {m.name: m.family for m in self._measures
+                   if m.spec.trec == "floats" and m.name != m.family}
+        if renamed:     # pytrec_eval names utility.2,-1,0,0 and set_F.0.5 without parameters
+            for values in per_topic.values():
+                for name, family in renamed.items():
+                    values[family] = values.pop(name)
+        return per_topic
 
 
 def compute_aggregated_measure(measure: str, values: List[float]) -> float:

@@ -1,0 +1,422 @@
+"""One parser for every spelling of every measure, driven by the registry.
+
+* trec_eval / pytrec_eval: ``map``, ``P`` (the default cut-offs), ``P.5,10``, ``P_5``,
+  ``ndcg_cut_20,4`` (pytrec_eval's spelling of two cut-offs), ``iprec_at_recall.0.1,0.5``,
+  ``iprec_at_recall_0.10``, ``utility.1,-1,0,0``, ``ndcg.1=3,2=9`` (reported as
+  ``ndcg_1=3,2=9``, and that name is read back too). Parameters are read as trec_eval
+  reads them (``meas_init.c``): cut-offs with atol (``23.4`` is 23), sorted, positive and
+  distinct. Output names are trec_eval's.
+* ir_measures: ``Name(param=value, ...)@k`` or ``Name@k(param=value, ...)``, e.g.
+  ``nDCG@10``, ``P(rel=2)@5``, ``AP``, ``RR@10``, ``IPrec@0.5``, ``SetP(relative=True)``,
+  ``NumRet(rel=1)``; a family takes only the parameters it declares. Output names are
+  the spelling given, without spaces.
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+import math
+import re
+import threading
+from typing import Any, Callable, Iterable, Optional, Union
+
+from cumgain.exceptions import InputError
+from cumgain.measures.base import FAMILIES, Family, Measure
+
+DISCOUNT_NAMES = ("tois", "note", "trec_eval", "none", "rank")
+
+
+# ---------------------------------------------------------------- trec_eval's syntax
+
+def atol(text: str) -> Optional[int]:
+    """C's atol on a parameter: the leading integer part ("23.4" -> 23); None where
+    atol would read no digit at all (it would give 0)."""
+    match = re.match(r"\s*([+-]?\d+)", text)
+    return int(match.group(1)) if match else None
+
+
+def atof(text: str) -> Optional[float]:
+    """C's atof on a parameter: the leading number ("0.25x" -> 0.25); None where atof
+    would read no number at all (it would give 0)."""
+    match = re.match(r"\s*([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)", text)
+    return float(match.group(1)) if match else None
+
+
+def trec_float_name(family: str, value: float) -> str:
+    """The name trec_eval gives one float cut-off: ``family_%3.2f``."""
+    return f"{family}_{value:3.2f}"
+
+
+def _numbers(text: str, read: Callable, spelling: str, what: str) -> list:
+    values = []
+    for part in text.split(","):
+        value = read(part)
+        if value is None:
+            raise InputError(f"measure {spelling!r}: {part!r} is not {what}")
+        values.append(value)
+    return values
+
+
+def _cutoffs(family: Family, text: str, spelling: str) -> list:
+    """Whole-number cut-offs as trec_eval reads them: atol, sorted, > 0, distinct."""
+    cutoffs = sorted(_numbers(text, atol, spelling, "a whole number"))
+    if cutoffs[0] <= 0:
+        raise InputError(f"measure {spelling!r}: cut-offs must be positive integers")
+    if len(set(cutoffs)) != len(cutoffs):
+        raise InputError(f"measure {spelling!r}: duplicate cut-offs")
+    return [Measure(f"{family.name}_{k}", family.name, cutoff=k) for k in cutoffs]
+
+
+def _float_cutoffs(family: Family, text: str, spelling: str) -> list:
+    """Fractional cut-offs (recall points, multiples of R): atof, sorted, distinct."""
+    points = sorted(_numbers(text, atof, spelling, "a number"))
+    if len(set(points)) != len(points):
+        raise InputError(f"measure {spelling!r}: duplicate cut-offs")
+    if any(not math.isfinite(x) or x < 0 for x in points):
+        raise InputError(f"measure {spelling!r}: cut-offs must be finite and >= 0")
+    return [Measure(trec_float_name(family.name, x), family.name, params=(("at", x),))
+            for x in points]
+
+
+def _floats(family: Family, text: Optional[str], spelling: str) -> list:
+    """An ordered list of numbers (utility's coefficients, set_F's beta, ...); the
+    measure is renamed ``family_text`` when given."""
+    values = tuple(float(v) for v in family.trec_defaults) if text is None else \
+        tuple(_numbers(text, atof, spelling, "a number"))
+    if any(not math.isfinite(v) for v in values):
+        raise InputError(f"measure {spelling!r}: parameters must be finite")
+    name = family.name if text is None else f"{family.name}_{text}"
+    return [Measure(name, family.name, params=(("values", values),))]
+
+
+def _pairs(family: Family, text: str, spelling: str) -> list:
+    """``name=value`` pairs (trec_eval's get_param_pairs): integer names are relevance
+    levels and their values gains; other names are the family's own parameters."""
+    gains, others = [], []
+    for part in text.split(","):
+        key, equals, raw = part.partition("=")
+        value = atof(raw) if equals and raw else None
+        if not equals or not key or value is None or atof(raw) is None:
+            raise InputError(f"measure {spelling!r}: malformed pair parameter {part!r}; "
+                             f"write them like {family.name}.1=3,2=9")
+        if re.fullmatch(r"[+-]?\d+", key):
+            gains.append((float(int(key)), value))
+        else:
+            others.append((key, value))
+    allowed = PAIR_NAMES.get(family.name, ())
+    for key, _ in others:
+        if key not in allowed:
+            raise InputError(f"measure {spelling!r}: {family.name} takes "
+                             + (f"{' and '.join(allowed)} and " if allowed else "")
+                             + f"level=gain pairs, not {key!r}")
+    if gains and family.name not in GAIN_TABLE_FAMILIES:
+        raise InputError(f"measure {spelling!r}: {family.name} takes no gain table")
+    return [Measure(f"{family.name}_{text}", family.name,
+                    gains=tuple(sorted(gains, key=lambda pair: pair[0])) if gains else None,
+                    params=tuple(sorted(others)))]
+
+
+#: trec_eval families whose pair parameters are level=gain (gain_init.c's setup_gains).
+GAIN_TABLE_FAMILIES = ("ndcg", "dcg", "ideal_dcg", "ndcg_rel", "Rndcg", "G", "rbp")
+#: Named pair parameters (m_rbp.c, m_rbp_resid.c).
+PAIR_NAMES = {"rbp": ("p",), "rbp_resid": ("p",)}
+#: Checks of a family's parameters beyond their syntax: family -> (measure, spelling).
+PARAMETER_CHECKS: dict = {}
+
+
+def _trec_measures(family: Family, text: Optional[str], spelling: str) -> list:
+    """The measures of ``family`` with parameters ``text`` (None: the defaults),
+    checked by the family's PARAMETER_CHECKS entry if it has one."""
+    measures = _trec_syntax(family, text, spelling)
+    check = PARAMETER_CHECKS.get(family.name)
+    for measure in measures if check is not None else ():
+        check(measure, spelling)
+    return measures
+
+
+def _trec_syntax(family: Family, text: Optional[str], spelling: str) -> list:
+    syntax = family.trec
+    if syntax == "plain":
+        if text is not None:
+            raise InputError(f"measure {spelling!r}: {family.name} takes no parameters")
+        return [Measure(family.name, family.name)]
+    if syntax == "cutoffs":
+        return _cutoffs(family, text or ",".join(map(str, family.trec_defaults)), spelling)
+    if syntax == "float_cutoffs":
+        return _float_cutoffs(family, text or ",".join(map(repr, family.trec_defaults)),
+                              spelling)
+    if syntax == "floats":
+        return _floats(family, text, spelling)
+    if text is None:                        # pairs, none given
+        return [Measure(family.name, family.name)]
+    return _pairs(family, text, spelling)
+
+
+def _trec_families() -> dict:
+    return {name: family for name, family in FAMILIES.items() if family.trec is not None}
+
+
+def _parse_trec(spelling: str) -> Optional[list]:
+    """trec_eval spellings, or None if ``spelling`` is not one."""
+    families = _trec_families()
+    if spelling in families:
+        return _trec_measures(families[spelling], None, spelling)
+    name, dot, text = spelling.partition(".")
+    if dot and name in families:
+        if not text:
+            raise InputError(f"measure {spelling!r}: nothing after '.'")
+        return _trec_measures(families[name], text, spelling)
+    # family_suffix: the printed name read back (P_5, iprec_at_recall_0.10, ndcg_1=3,2=9,
+    # utility_2,-1,0,0), and pytrec_eval's ndcg_cut_20,4; the longest family name wins
+    # (map_cut_10 is map_cut's, not map's)
+    for name in sorted(families, key=len, reverse=True):
+        if not spelling.startswith(name + "_") or len(spelling) == len(name) + 1:
+            continue
+        family, suffix = families[name], spelling[len(name) + 1:]
+        if family.trec == "plain":
+            continue
+        if family.trec == "cutoffs" and not re.fullmatch(r"\d+(,\d+)*", suffix):
+            continue
+        if family.trec == "float_cutoffs" and atof(suffix) is None:
+            continue
+        measures = _trec_measures(family, suffix, spelling)
+        if family.trec == "cutoffs" and "," not in suffix:   # named as given: P_05 stays
+            measures = [Measure(spelling, family.name, cutoff=measures[0].cutoff)]
+        return measures
+    return None
+
+
+# ---------------------------------------------------------------- ir_measures' syntax
+
+def _split_arguments(text: str) -> list:
+    """Split ``a=1, gains={0:0, 1:1}`` at top-level commas."""
+    parts, depth, current = [], 0, []
+    for char in text:
+        if char in "{[(":
+            depth += 1
+        elif char in "}])":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    if "".join(current).strip():
+        parts.append("".join(current))
+    return parts
+
+
+# CPython 3.11 (gh-106905): the AST builder's recursion counter is shared by all
+# threads, so ast.literal_eval in several threads at once can raise "SystemError: AST
+# constructor recursion depth mismatch". Evaluations may run in threads: one at a time.
+_AST_LOCK = threading.Lock()
+
+
+def _literal(raw: str) -> Any:
+    raw = raw.strip()
+    try:
+        with _AST_LOCK:
+            return ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        return raw.strip("'\"")  # bare words: tois, 0-1-10-100, exponential
+
+
+def _number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) \
+        and math.isfinite(value)
+
+
+def _read_rel(value: Any, spelling: str) -> dict:
+    if not _number(value):
+        raise InputError(f"measure {spelling!r}: rel must be a number")
+    return {"relevance_level": float(value)}
+
+
+def _read_judged_only(value: Any, spelling: str) -> dict:
+    if not isinstance(value, bool):
+        raise InputError(f"measure {spelling!r}: judged_only must be True or False")
+    return {"judged_only": value}
+
+
+def _read_gains(value: Any, spelling: str) -> dict:
+    if isinstance(value, dict):
+        try:
+            table = tuple(sorted((float(k), float(v)) for k, v in value.items()))
+        except (TypeError, ValueError):
+            raise InputError(f"measure {spelling!r}: gains must map numbers to numbers") \
+                from None
+        return {"gains": table, "gain_fallback": "error"}
+    if isinstance(value, str):
+        from cumgain.gains import gain_mapping
+        gain_mapping(value)  # validates the scheme name
+        return {"gains": value, "gain_fallback": "error"}
+    raise InputError(f"measure {spelling!r}: cannot use {value!r} as gains")
+
+
+def _read_dcg(value: Any, spelling: str) -> dict:
+    if value == "exp-log2":
+        return {"gains": "exponential", "gain_fallback": "error"}
+    if value != "log2":
+        raise InputError(f"measure {spelling!r}: dcg must be 'log2' or 'exp-log2'")
+    return {}
+
+
+def _read_discount(value: Any, spelling: str) -> dict:
+    if value not in DISCOUNT_NAMES:
+        raise InputError(f"measure {spelling!r}: discount must be one of {DISCOUNT_NAMES}")
+    return {"discount": value}
+
+
+def _read_base(value: Any, spelling: str) -> dict:
+    if not _number(value) or not value > 1:
+        raise InputError(f"measure {spelling!r}: base must be a number > 1")
+    return {"base": float(value)}
+
+
+def _read_beta(value: Any, spelling: str) -> dict:
+    if not _number(value) or value < 0:
+        raise InputError(f"measure {spelling!r}: beta must be a number >= 0")
+    return {"params": (("values", (float(value),)),)}
+
+
+def _read_relative(value: Any, spelling: str) -> dict:
+    if not isinstance(value, bool):
+        raise InputError(f"measure {spelling!r}: relative must be True or False")
+    return {"relative": value}
+
+
+#: The parameters of the ir_measures form: name -> reader(value, spelling) -> the
+#: Measure fields it sets. A family lists the ones it takes in ``ir_params``.
+PARAMS: dict = {
+    "rel": _read_rel, "judged_only": _read_judged_only, "gains": _read_gains,
+    "dcg": _read_dcg, "discount": _read_discount, "base": _read_base, "beta": _read_beta,
+    "relative": _read_relative,
+}
+
+_IR_FORM = re.compile(r"(?P<name>[A-Za-z_]\w*)(?:\((?P<args1>.*)\))?"
+                      r"(?:@(?P<at>[0-9.eE+-]+))?(?:\((?P<args2>.*)\))?")
+
+
+def _ir_names() -> dict:
+    names = {}
+    for family in FAMILIES.values():
+        for name in family.ir_names:
+            names[name] = family
+    return names
+
+
+def _parse_ir(spelling: str) -> Optional[Measure]:
+    match = _IR_FORM.fullmatch(spelling)
+    if not match or match.group("name") not in _ir_names():
+        return None
+    if match.group("args1") is not None and match.group("args2") is not None:
+        raise InputError(f"measure {spelling!r}: give the parameters once")
+    name = match.group("name")
+    family = _ir_names()[name]
+    options: dict = {}
+    arguments = match.group("args1") if match.group("args1") is not None \
+        else match.group("args2")
+    for part in _split_arguments(arguments or ""):
+        key, equals, raw = part.partition("=")
+        key = key.strip()
+        if not equals:
+            raise InputError(f"measure {spelling!r}: parameter {part.strip()!r} is not key=value")
+        if key not in family.ir_params:
+            takes = ", ".join(family.ir_params) or "no parameters"
+            raise InputError(f"measure {spelling!r}: {name} does not take {key!r} "
+                             f"(it takes {takes})")
+        if key in options.get("_given", ()):
+            raise InputError(f"measure {spelling!r}: {key} given twice")
+        options.setdefault("_given", []).append(key)
+        options.update(PARAMS[key](_literal(raw), spelling))
+    options.pop("_given", None)
+    at = match.group("at")
+    cutoff = None
+    if family.at == "recall":
+        value = atof(at) if at is not None and atof(at) is not None and \
+            re.fullmatch(r"\d*\.?\d*", at) else None
+        if value is None or not 0 <= value <= 1:
+            raise InputError(f"measure {spelling!r}: {name} needs a recall level in [0, 1], "
+                             f"like {name}@0.5")
+        options["params"] = options.get("params", ()) + (("at", value),)
+    elif at is not None:
+        if family.at == "none":
+            raise InputError(f"measure {spelling!r}: {name} takes no cut-off")
+        if not re.fullmatch(r"\d+", at) or int(at) < 1:
+            raise InputError(f"measure {spelling!r}: the cut-off must be a whole number >= 1")
+        cutoff = int(at)
+    elif family.at == "cutoff_required":
+        raise InputError(f"measure {spelling!r}: {name} needs a cut-off, like {name}@10")
+    target = family.redirect(options, cutoff) if family.redirect else family.name
+    options.pop("relative", None)
+    return Measure(spelling, target, cutoff=cutoff, **options)
+
+
+# ---------------------------------------------------------------- entry points
+
+def _suggestions(compact: str) -> list:
+    """Names close to ``compact`` (ignoring case), written with its cut-off or
+    parameters, each once; with the canonical spelling of the same measure."""
+    stem = re.split(r"[.@(]", compact)[0]
+    rest = compact[len(stem):]
+    trec = _trec_families()
+    ir = _ir_names()
+    if stem not in trec and stem not in ir:
+        trimmed = re.sub(r"_[\d.,]+$", "", stem)
+        if trimmed != stem:
+            rest = stem[len(trimmed):].replace("_", "@", 1) + rest if not rest else rest
+            stem = trimmed
+    known = {name.lower(): name for name in list(trec) + list(ir)}
+    close = [known[key] for key in difflib.get_close_matches(stem.lower(), list(known), n=4,
+                                                             cutoff=0.6)]
+    suggestions: list = []
+
+    def add(text: str) -> None:
+        if text not in suggestions:
+            suggestions.append(text)
+    for name in close:
+        if name in ir:
+            family = ir[name]
+            at = rest if rest.startswith("@") or rest.startswith("(") or not rest else \
+                "@" + rest.lstrip("._")
+            add(name + at)
+            if family.ir_names and family.ir_names[0] != name:
+                add(family.ir_names[0] + at)
+        else:
+            add(name + (rest if rest.startswith((".", "_")) or not rest
+                        else "." + rest.lstrip("@")))
+    return suggestions
+
+
+def parse_measure(spelling: Union[str, Measure]) -> list:
+    """Resolve one measure spelling to one or more measures (``P`` gives nine)."""
+    if isinstance(spelling, Measure):
+        return [spelling]
+    if not isinstance(spelling, str):
+        raise InputError(f"a measure name must be a string, got {spelling!r}")
+    compact = re.sub(r"\s+", "", spelling)
+    if not compact:
+        raise InputError("empty measure name")
+    measures = _parse_trec(compact)
+    if measures is not None:
+        return measures
+    measure = _parse_ir(compact)
+    if measure is not None:
+        return [measure]
+    close = _suggestions(compact)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise InputError(f"unknown measure {spelling!r}{hint}")
+
+
+def parse_measures(spellings: Union[str, Measure, Iterable[Union[str, Measure]]]) -> list:
+    """Resolve measure spellings; a repeated output name keeps its first definition
+    (trec_eval uses only the first parameter list of a measure given twice)."""
+    if isinstance(spellings, (str, Measure)):
+        spellings = [spellings]
+    resolved: dict = {}
+    for spelling in spellings:
+        for measure in parse_measure(spelling):
+            resolved.setdefault(measure.name, measure)
+    if not resolved:
+        raise InputError("no measures given")
+    return list(resolved.values())
