@@ -401,7 +401,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         args.progress == "auto" and sys.stderr.isatty() and size is not None
         and size >= LARGE_INPUT_BYTES)
     progress = _Progress(1 + len(args.runs), show, prog)
-    table = report_table.new_table([m.name for m in measures], [m.is_count for m in measures],
+    table = report_table.new_table([m.name for m in measures], [m.kind for m in measures],
                                    args.per_topic)
     notes = []
     try:

@@ -3,8 +3,10 @@
 One row per run (the means), or with ``per_topic`` one row per (run, topic) followed
 by the run's ``all`` row. Columns: ``run``, ``topic`` (per-topic output only), then
 one per measure, named as the measure was spelled. Counts (``num_*``) print as
-integers. The table rounds to 4 decimals; TSV, CSV and JSON lines carry the full
-float64 value (the shortest text that reads back to the same double).
+integers, text measures (``relstring``, ``runid``) as their text (empty where a measure
+has no summary, as ``relstring``). The table rounds to 4 decimals; TSV, CSV and JSON
+lines carry the full float64 value (the shortest text that reads back to the same
+double).
 """
 from __future__ import annotations
 
@@ -24,13 +26,13 @@ class Table:
 
     label_names: tuple
     measure_names: tuple
-    counts: tuple                  # per measure: print as an integer
+    kinds: tuple                   # per measure: "float", "count" or "text"
     rows: list                     # [(labels tuple, values list)]
 
 
-def new_table(measure_names: Sequence[str], counts: Sequence[bool], per_topic: bool) -> Table:
+def new_table(measure_names: Sequence[str], kinds: Sequence[str], per_topic: bool) -> Table:
     labels = ("run", "topic") if per_topic else ("run",)
-    return Table(labels, tuple(measure_names), tuple(counts), [])
+    return Table(labels, tuple(measure_names), tuple(kinds), [])
 
 
 def add_result(table: Table, run_label: str, result) -> None:
@@ -45,8 +47,18 @@ def add_result(table: Table, run_label: str, result) -> None:
         table.rows.append(((run_label,), [result.means[name] for name in names]))
 
 
-def _exact(value: float, count: bool):
-    return int(value) if count else float(value)
+def _exact(value, kind: str):
+    """The value as JSON and CSV carry it: int for counts, str (or None) for text."""
+    if kind == "text":
+        return value
+    return int(value) if kind == "count" else float(value)
+
+
+def _rounded(value, kind: str) -> str:
+    """The value as the table shows it."""
+    if kind == "text":
+        return "" if value is None else str(value)
+    return str(int(value)) if kind == "count" else f"{value:.4f}"
 
 
 def write(table: Table, stream: TextIO, fmt: str) -> None:
@@ -55,19 +67,20 @@ def write(table: Table, stream: TextIO, fmt: str) -> None:
     if fmt == "jsonl":
         for labels, values in table.rows:
             record = dict(zip(table.label_names, labels))
-            record.update((name, _exact(value, count)) for name, value, count
-                          in zip(table.measure_names, values, table.counts))
+            record.update((name, _exact(value, kind)) for name, value, kind
+                          in zip(table.measure_names, values, table.kinds))
             stream.write(json.dumps(record) + "\n")
     elif fmt in ("tsv", "csv"):
         writer = csv.writer(stream, delimiter="\t" if fmt == "tsv" else ",",
                             lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
         writer.writerow(header)
         for labels, values in table.rows:
-            writer.writerow(list(labels) + [repr(_exact(value, count)) for value, count
-                                            in zip(values, table.counts)])
+            writer.writerow(list(labels) + [
+                ("" if value is None else str(value)) if kind == "text"
+                else repr(_exact(value, kind)) for value, kind in zip(values, table.kinds)])
     elif fmt == "table":
-        body = [list(labels) + [str(int(value)) if count else f"{value:.4f}"
-                                for value, count in zip(values, table.counts)]
+        body = [list(labels) + [_rounded(value, kind)
+                                for value, kind in zip(values, table.kinds)]
                 for labels, values in table.rows]
         widths = [max([len(cell) for cell in column], default=0)
                   for column in zip(header, *body)]

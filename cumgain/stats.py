@@ -163,6 +163,9 @@ def _evaluation_measure(data: Mapping, measure: Optional[str]) -> str:
     for run, evaluation in data.items():
         if measure not in evaluation.values:
             raise InputError(f"run {run!r}: its evaluation has no measure {measure!r}")
+        kinds = {m.name: m.kind for m in evaluation.measures}
+        if kinds.get(measure) == "text":
+            raise InputError(f"measure {measure!r} is text, not a score to compare")
     return measure
 
 

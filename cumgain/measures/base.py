@@ -56,6 +56,8 @@ class Family:
                                      # "cutoff_required", "recall" (IPrec@0.5)
     redirect: Optional[Callable] = None  # (options, cutoff) -> family name for ir forms
                                          # that mean another family (AP@10 -> map_cut)
+    trec_twin: Optional[str] = None  # the trec_eval family equal to this one at its
+                                     # defaults (nDCG@k: ndcg_cut.k), for suggestions
     aggregate: str = "mean"
     kind: str = "float"
     per_topic: bool = True           # trec_eval -q prints it per topic

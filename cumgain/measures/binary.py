@@ -281,7 +281,7 @@ _RANKED = ("rel", "judged_only")
 FAMILIES_HERE = {family.name: family for family in (
     Family("map", "AP = (1/R) sum_{i: rel(i)} found(i) / i", _map, trec="plain",
            ir_names=("AP", "MAP"), ir_params=_RANKED, at="cutoff", redirect=_redirect_ap,
-           ordered=True, source="trec_eval m_map.c"),
+           trec_twin="map_cut", ordered=True, source="trec_eval m_map.c"),
     Family("gm_map", "exp(mean over topics of log(max(AP, 1e-5))); per topic the log",
            _gm_map, trec="plain", aggregate="gmean", per_topic=False, ordered=True,
            source="trec_eval m_gm_map.c"),

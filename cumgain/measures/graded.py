@@ -210,7 +210,7 @@ register(
     Family("ndcg_cut", "DCG@k / IDCG@k", _ndcg, trec="cutoffs", trec_defaults=TREC_CUTOFFS,
            source="trec_eval m_ndcg_cut.c"),
     Family("rbp", "rank-biased precision (1 - p) sum_i g(i) p^(i-1), gains scaled to [0, 1] "
-           "(p = 0.9)", _rank_biased_precision, trec="pairs", since="10",
+           "(p = 0.9)", _rank_biased_precision, trec="pairs", since="10", ordered=True,
            source="trec_eval m_rbp.c; Moffat & Zobel, TOIS 2008"),
     Family("CG", "CG@k = sum_{i<=k} g(i) (eq. 1)", _dcg, ir_names=("CG",),
            ir_params=("gains", "judged_only"), at="cutoff", source=_JK),
@@ -220,7 +220,7 @@ register(
            ir_params=("gains", "judged_only"), at="cutoff", source=_JK),
     Family("nDCG", "DCG@k / DCG_I@k (eq. 5)", _ndcg, ir_names=("nDCG", "NDCG"),
            ir_params=("gains", "dcg", "judged_only", "discount", "base"), at="cutoff",
-           source=_JK),
+           trec_twin="ndcg_cut", source=_JK),
     Family("avg_pos_nCG", "(1/k) sum_{i<=k} nCG[i] (eq. 6)", _average_position,
            ir_names=("avg_pos_nCG",), ir_params=("gains", "judged_only"),
            at="cutoff_required", source=_JK),

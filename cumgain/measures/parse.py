@@ -179,6 +179,11 @@ def _parse_trec(spelling: str) -> Optional[list]:
             continue
         if family.trec == "float_cutoffs" and atof(suffix) is None:
             continue
+        if family.trec == "pairs" and not re.fullmatch(r"[^=,]+=[^=,]+(,[^=,]+=[^=,]+)*",
+                                                      suffix):
+            continue
+        if family.trec == "floats" and any(atof(part) is None for part in suffix.split(",")):
+            continue
         measures = _trec_measures(family, suffix, spelling)
         if family.trec == "cutoffs" and "," not in suffix:   # named as given: P_05 stays
             measures = [Measure(spelling, family.name, cutoff=measures[0].cutoff)]
@@ -354,38 +359,49 @@ def _parse_ir(spelling: str) -> Optional[Measure]:
 
 # ---------------------------------------------------------------- entry points
 
+def _render(family: Family, name: str, rest: str) -> list:
+    """``name`` (a spelling of ``family``) with the cut-off or parameters the user wrote
+    (``rest``), in the family's ir_measures and trec_eval forms."""
+    at = rest.lstrip("._@")
+    out = []
+    if family.ir_names:
+        ir_name = name if name in family.ir_names else family.ir_names[0]
+        for candidate in dict.fromkeys((family.ir_names[0], ir_name)):
+            if rest.startswith("("):
+                out.append(candidate + rest)
+            else:
+                out.append(candidate + (f"@{at}" if at and family.at != "none" else ""))
+    trec = FAMILIES[family.trec_twin] if family.trec_twin and at else family
+    if trec.trec is not None and not rest.startswith("("):
+        if not at:
+            out.append(trec.name)
+        elif trec.trec in ("cutoffs", "float_cutoffs") and atof(at) is not None:
+            out.append(f"{trec.name}.{at}")
+    return out
+
+
 def _suggestions(compact: str) -> list:
-    """Names close to ``compact`` (ignoring case), written with its cut-off or
-    parameters, each once; with the canonical spelling of the same measure."""
+    """Spellings close to ``compact`` (ignoring case), with its cut-off or parameters:
+    names equal but for case first, then near misses; for each, the family's canonical
+    ir_measures spelling and its trec_eval spelling; each once."""
     stem = re.split(r"[.@(]", compact)[0]
     rest = compact[len(stem):]
-    trec = _trec_families()
-    ir = _ir_names()
-    if stem not in trec and stem not in ir:
-        trimmed = re.sub(r"_[\d.,]+$", "", stem)
-        if trimmed != stem:
-            rest = stem[len(trimmed):].replace("_", "@", 1) + rest if not rest else rest
-            stem = trimmed
-    known = {name.lower(): name for name in list(trec) + list(ir)}
-    close = [known[key] for key in difflib.get_close_matches(stem.lower(), list(known), n=4,
-                                                             cutoff=0.6)]
+    trimmed = re.sub(r"_[\d.,]+$", "", stem)
+    if trimmed != stem and not rest:        # P_5-like: the cut-off is part of the stem
+        stem, rest = trimmed, "@" + stem[len(trimmed) + 1:]
+    spellings: dict = {}                    # lower-case name -> [(family, name)]
+    for family in FAMILIES.values():
+        for name in ((family.name,) if family.trec is not None else ()) + family.ir_names:
+            spellings.setdefault(name.lower(), []).append((family, name))
+    key = stem.lower()
+    close = difflib.get_close_matches(key, list(spellings), n=3, cutoff=0.7)
     suggestions: list = []
-
-    def add(text: str) -> None:
-        if text not in suggestions:
-            suggestions.append(text)
-    for name in close:
-        if name in ir:
-            family = ir[name]
-            at = rest if rest.startswith("@") or rest.startswith("(") or not rest else \
-                "@" + rest.lstrip("._")
-            add(name + at)
-            if family.ir_names and family.ir_names[0] != name:
-                add(family.ir_names[0] + at)
-        else:
-            add(name + (rest if rest.startswith((".", "_")) or not rest
-                        else "." + rest.lstrip("@")))
-    return suggestions
+    for match in ([key] if key in spellings else []) + [m for m in close if m != key]:
+        for family, name in spellings[match]:
+            for text in _render(family, name, rest):
+                if text not in suggestions and text != compact:
+                    suggestions.append(text)
+    return suggestions[:6]
 
 
 def parse_measure(spelling: Union[str, Measure]) -> list:
