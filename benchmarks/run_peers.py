@@ -51,6 +51,8 @@ Run (with a Python where cumgain and the peers are installed)::
 
 Options: ``--sizes``, ``--repeats`` (3), ``--tools`` (cumgain, pytrec_eval, ir_measures,
 ranx, naive, sklearn, floor), ``--jobs`` (files, dicts, dense, floor, threads, runs),
+``--measure-set`` (bundle: ndcg, ndcg_cut_10, map, P_10, recip_rank; or trec_eval's
+``official`` or ``all_trec`` as pytrec_eval expands them, for cumgain and pytrec_eval),
 ``--skip-generate`` (use the files in ``data/`` as they are), ``--timeout`` (s per process),
 ``--json PATH`` (raw results).
 """
@@ -80,6 +82,25 @@ RANX_MEASURES = {"ndcg": "ndcg", "ndcg_cut_10": "ndcg@10", "map": "map",
                  "P_10": "precision@10", "recip_rank": "mrr"}
 IRM_MEASURES = {"ndcg": "nDCG", "ndcg_cut_10": "nDCG@10", "map": "AP", "P_10": "P@10",
                 "recip_rank": "RR"}
+# --measure-set: the five measures above ("bundle"), or a trec_eval nickname as
+# pytrec_eval-terrier (trec_eval 9.0.8) expands it, computed by cumgain and pytrec_eval only
+MEASURE_SETS = ("bundle", "official", "all_trec")
+MEASURE_SET = "bundle"
+SPELLINGS = list(MEASURES)      # what cumgain is asked for
+
+
+def use_measure_set(name: str) -> None:
+    """Set MEASURES (the numeric output names compared), PYTREC_MEASURES and SPELLINGS
+    for a measure set."""
+    global MEASURE_SET, MEASURES, PYTREC_MEASURES, SPELLINGS
+    MEASURE_SET = name
+    if name == "bundle":
+        return
+    from cumgain.compat.pytrec_eval import supported_nicknames
+    from cumgain.measures import parse_measures
+    SPELLINGS = sorted(supported_nicknames[name])
+    MEASURES = tuple(m.name for m in parse_measures(SPELLINGS) if m.kind != "text")
+    PYTREC_MEASURES = {name}
 
 ALL_TOOLS = ("cumgain", "pytrec_eval", "ir_measures", "ranx", "naive", "sklearn", "floor")
 ALL_JOBS = ("files", "dicts", "dense", "floor", "threads", "runs")
@@ -208,9 +229,11 @@ def _dense_matrices(n_samples: int, n_labels: int, seed: int = 20021001):
 
 
 def _cumgain_files(qrels_path: str, run_path: str, precision: str, threads=None):
+    """float32 is pytrec_eval's trec_eval 9.0.8: its recall cut-offs too."""
     import cumgain
-    return cumgain.evaluate(qrels_path, run_path, list(MEASURES),
-                            score_precision=precision, warn=False, threads=threads)
+    return cumgain.evaluate(qrels_path, run_path, SPELLINGS, score_precision=precision,
+                            recall_cutoffs="trec_eval9" if precision == "float32" else "nearest",
+                            warn=False, threads=threads)
 
 
 def _cumgain_topic_values(result) -> dict:
@@ -240,6 +263,9 @@ def worker(job: str, tool: str, size: str, data_dir: str, dump: str | None) -> d
     def unavailable(exc: BaseException):
         print(json.dumps({"unavailable": f"{type(exc).__name__}: {exc}"}))
         sys.exit(EXIT_UNAVAILABLE)
+
+    if MEASURE_SET != "bundle" and not tool.startswith(("cumgain", "pytrec_eval")):
+        unavailable(ValueError(f"{tool} has no trec_eval nickname {MEASURE_SET}"))
 
     if job == "files":
         if tool.startswith("cumgain"):
@@ -539,7 +565,7 @@ def measure(job: str, tool: str, size: str, floor_binary: str | None, timeout: f
         return {"seconds": result["seconds"], "wall": proc["wall"], "rss_mb": proc["rss_mb"],
                 "means": None, "extra": {k: result[k] for k in ("lines", "fields", "bytes")}}
     cmd = [sys.executable, str(HERE / "run_peers.py"), "--worker", job, tool, size,
-           "--data", str(DATA)]
+           "--data", str(DATA), "--measure-set", MEASURE_SET]
     if dump:
         cmd += ["--dump", dump]
     proc = run_process(cmd, timeout)
@@ -816,11 +842,15 @@ def main(argv=None) -> None:
                         help="do not generate missing collections")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per process")
     parser.add_argument("--json", help="write the raw measurements here")
+    parser.add_argument("--measure-set", choices=MEASURE_SETS, default="bundle",
+                        help="the five-measure bundle (default), or trec_eval's official or "
+                             "all_trec (cumgain and pytrec_eval only)")
     parser.add_argument("--data", default=str(DATA), help=argparse.SUPPRESS)
     parser.add_argument("--worker", nargs=3, metavar=("JOB", "TOOL", "SIZE"),
                         help=argparse.SUPPRESS)
     parser.add_argument("--dump", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    use_measure_set(args.measure_set)
 
     if args.worker:
         job, tool, size = args.worker
@@ -851,8 +881,9 @@ def main(argv=None) -> None:
     if "floor" in jobs and "floor" in tools:
         floor_binary, floor_why = build_floor()
 
-    header = [f"cumgain end-to-end benchmark; python {platform.python_version()} "
-              f"({sys.executable}); {os.cpu_count()} CPUs; {platform.platform()}"]
+    header = [f"cumgain end-to-end benchmark ({MEASURE_SET} measures); python "
+              f"{platform.python_version()} ({sys.executable}); {os.cpu_count()} CPUs; "
+              f"{platform.platform()}"]
     versions = {}
     import importlib.metadata as md
     for module, dist in (("cumgain", "cumgain"), ("pytrec_eval", "pytrec-eval-terrier"),

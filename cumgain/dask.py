@@ -281,9 +281,11 @@ def _run_by_topic(frame: pd.DataFrame, duplicates: str) -> tuple:
 
 
 def _results_frame(topics: list, values: np.ndarray, evaluated: np.ndarray,
-                   dropped: np.ndarray, names: list) -> pd.DataFrame:
-    columns = {name: np.ascontiguousarray(values[:, j], dtype=np.float64)
-               for j, name in enumerate(names)}
+                   dropped: np.ndarray, measures: tuple) -> pd.DataFrame:
+    """Per-topic rows: a float64 column per measure (object for text measures)."""
+    columns = {m.name: np.ascontiguousarray(values[:, j], dtype=object if m.kind == "text"
+                                            else np.float64)
+               for j, m in enumerate(measures)}
     columns[EVALUATED] = np.asarray(evaluated, dtype=bool)
     columns[DROPPED] = np.asarray(dropped, dtype=np.int64)
     return pd.DataFrame(columns, index=pd.Index(topics, dtype=str, name="query_id"))
@@ -299,7 +301,7 @@ def _evaluate_partition(frame: pd.DataFrame, judged: stream.JudgedTopics,
     values = np.concatenate([values, np.full((len(run_only), len(setup.names)), np.nan)])
     index = topics + run_only
     return _results_frame(index, values, np.arange(len(index)) < len(topics),
-                          np.array([dropped.get(topic, 0) for topic in index]), setup.names)
+                          np.array([dropped.get(topic, 0) for topic in index]), setup.measures)
 
 
 def _check_one_partition_per_topic(topics: pd.Index) -> None:
@@ -331,7 +333,7 @@ def _missing_rows(flags: list, judged: stream.JudgedTopics,
         missing = ()
     topics, values = stream.evaluate_missing(list(missing), judged, setup)
     return _results_frame(topics, values, np.ones(len(topics), dtype=bool),
-                          np.zeros(len(topics), dtype=np.int64), setup.names)[setup.names]
+                          np.zeros(len(topics), dtype=np.int64), setup.measures)[setup.names]
 
 
 # ---------------------------------------------------------------- evaluate
@@ -367,7 +369,7 @@ class DaskEvaluation:
         extra = dask.delayed(_missing_rows)(results[EVALUATED].to_delayed(), self.judged_task,
                                             self.setup)
         meta = _results_frame([], np.zeros((0, len(names))), np.zeros(0, dtype=bool),
-                              np.zeros(0, dtype=np.int64), names)[names]
+                              np.zeros(0, dtype=np.int64), self.setup.measures)[names]
         return dd.concat([evaluated, dd.from_delayed([extra], meta=meta, verify_meta=False)])
 
     def compute(self, **compute_options: Any) -> Evaluation:
@@ -381,8 +383,11 @@ class DaskEvaluation:
         _check_one_partition_per_topic(results.index)
         _warn_dropped(results, stacklevel=2)
         evaluated = results[results[EVALUATED]]
-        piece = (list(evaluated.index), evaluated[self.setup.names].to_numpy(dtype=np.float64))
-        return stream.combine([piece], results.index, self.judged, self.setup, stacklevel=2)
+        text = any(m.kind == "text" for m in self.setup.measures)
+        piece = (list(evaluated.index),
+                 evaluated[self.setup.names].to_numpy(dtype=object if text else np.float64))
+        return stream.combine([piece], results.index, self.judged, self.setup,
+                              stacklevel=2)   # (a Parquet run has no tag: runid is "")
 
 
 def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
@@ -417,7 +422,7 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     frame, shuffled, judged, judged_task = _inputs(qrels, run, partitioned_by_topic, ties,
                                                    duplicates)
     meta = _results_frame([], np.zeros((0, len(setup.names))), np.zeros(0, dtype=bool),
-                          np.zeros(0, dtype=np.int64), setup.names)
+                          np.zeros(0, dtype=np.int64), setup.measures)
     results = frame.map_partitions(_evaluate_partition, judged_task, setup, meta=meta,
                                    enforce_metadata=False, align_dataframes=False)
     return DaskEvaluation(setup=setup, shuffled=shuffled, partition_results=results,

@@ -188,8 +188,13 @@ def combine(pieces: Iterable[tuple], run_topics: Iterable[str], judged: JudgedTo
         np.zeros((0, len(setup.measures)))
     order = sorted(range(len(topic_lists)), key=topic_lists.__getitem__)
     matrix = matrix[np.array(order, dtype=np.int64)] if order else matrix
-    values = {name: np.ascontiguousarray(matrix[:, j]) for j, name in enumerate(setup.names)}
-    means = {measure.name: aggregate(measure, values[measure.name])
+    values = {measure.name: np.ascontiguousarray(
+        matrix[:, j], dtype=object if measure.kind == "text" else np.float64)
+        for j, measure in enumerate(setup.measures)}
+    for measure in setup.measures:
+        if measure.aggregate == "first":    # runid: the run's tag (the pieces had none)
+            values[measure.name][:] = run_tag
+    means = {measure.name: aggregate(measure, values[measure.name], run_tag)
              for measure in setup.measures}
     return Evaluation(topics=tuple(topic_lists[i] for i in order), measures=setup.measures,
                       values=values, means=means, run_only_topics=run_only,

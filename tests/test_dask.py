@@ -153,6 +153,19 @@ def test_trec_eval_measures_bit_identical():
     assert_identical(result, reference)
 
 
+def test_text_and_judged_measures_bit_identical():
+    """relstring (text per topic) and the measures that tell unjudged documents apart;
+    runid is empty (a Parquet run has no tag)."""
+    measures = ["relstring", "runid", "bpref", "infAP", "iprec_at_recall", "unj", "rbp_resid"]
+    result, reference = evaluate_both(measures, topics="qrels")
+    assert result.values["relstring"].tolist() == reference.values["relstring"].tolist()
+    assert result.means["runid"] == "" and result.means["relstring"] is None
+    for name in reference.values:
+        if name not in ("relstring", "runid"):
+            assert np.array_equal(result.values[name], reference.values[name]), name
+            assert result.means[name] == reference.means[name], name
+
+
 def test_jk_measures_with_gains_bit_identical():
     result, reference = evaluate_both(JK_MEASURES, ties="random", seed=3)
     assert_identical(result, reference)

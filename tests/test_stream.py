@@ -90,6 +90,23 @@ def test_same_numbers_as_evaluate(files, policies, topics_per_chunk):
     assert_identical(result, cumgain.evaluate(qrels, run, MEASURES, warn=False, **policies))
 
 
+@pytest.mark.parametrize("policies", [{}, {"topics": "qrels", "judged_only": True}], ids=str)
+def test_every_trec_eval_measure_over_a_ranking(files, policies):
+    """trec_eval's all_trec (bpref, infAP, iprec_at_recall, relstring, runid, rbp, ...)
+    streamed in pieces: the same values, text ones included, and the same means."""
+    qrels, run = files
+    result = stream.evaluate_stream(qrels, run,
+                                    ["runid", "bpref", "gm_bpref", "infAP", "iprec_at_recall",
+                                     "relstring", "Rprec_mult", "utility", "11pt_avg", "G",
+                                     "rbp", "rbp_resid", "unj", "set_F", "yaap"],
+                                    topics_per_chunk=3, warn=False, **policies)
+    reference = cumgain.evaluate(qrels, run, [m.name for m in result.measures], warn=False,
+                                 **policies)
+    assert result.values["relstring"].dtype == object
+    assert result.means["runid"] == reference.means["runid"] == reference.run_tag != ""
+    assert_identical(result, reference)
+
+
 def test_average_ties(files):
     qrels, run = files
     result = stream.evaluate_stream(qrels, run, LINEAR, ties="average", topics_per_chunk=4,
