@@ -24,7 +24,7 @@ Policies, each with trec_eval's behaviour as the default:
 ``judged_only``      drop documents without a judgment >= 0 after the depth cut, closing the
                      gaps (trec_eval -J).
 ``relevance_level``  a document is relevant for the binary measures when its level is >= this
-                     (trec_eval -l); it never changes graded gains.
+                     (trec_eval -l; >= 0); it never changes graded gains.
 ``topics``           ``"both"`` (topics in run and qrels; trec_eval, pytrec_eval),
                      ``"qrels"`` (every qrels topic; those missing from the run score 0:
                      trec_eval -c, ir_measures), ``"strict"`` (an error if the sets differ).
@@ -525,6 +525,9 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, float)) \
             or not math.isfinite(relevance_level):
         raise InputError(f"relevance_level must be a number, got {relevance_level!r}")
+    if relevance_level < 0:
+        raise InputError(f"relevance_level must be >= 0, got {relevance_level!r} (below 0 "
+                         "trec_eval counts every document without a judgment as relevant)")
     _check_depth(depth)
     _check_choice(recall_cutoffs, RECALL_CUTOFFS, "recall_cutoffs")
     if isinstance(collection_size, bool) or not isinstance(collection_size, (int, np.integer)) \

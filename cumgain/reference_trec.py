@@ -3,7 +3,8 @@
 Each function is a literal, statement-by-statement translation of one ``m_<name>.c``
 (``te_calc_<name>``), with the same loops, the same special cases and the same order
 of floating-point operations, so that its value is bit-identical to trec_eval's
-(``math.log`` and ``math.log2`` are libm's ``log`` and ``log2``). Integer arithmetic
+(``math.log`` and ``math.log2`` are libm's ``log`` and ``log2``; :func:`_log` and
+:func:`_log2` give C's -inf and NaN where Python would raise). Integer arithmetic
 that C does in ``long`` is done on Python ints before the conversion to float, as
 in C. Far too slow for real use; read beside the C file it names.
 
@@ -61,6 +62,20 @@ def _div(a: float, b: float) -> float:
     return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
+def _log(x: float) -> float:
+    """libm's log, with C's results where Python raises: -inf at 0, NaN below."""
+    if x > 0.0 or math.isnan(x):
+        return math.log(x)
+    return -math.inf if x == 0.0 else math.nan
+
+
+def _log2(x: float) -> float:
+    """libm's log2, with C's results where Python raises: -inf at 0, NaN below."""
+    if x > 0.0 or math.isnan(x):
+        return math.log2(x)
+    return -math.inf if x == 0.0 else math.nan
+
+
 # ----------------------------------------------------------------- ranking, RES_RELS
 
 def rank(qrels_topic: Mapping[str, int], run_topic: Mapping[str, float],
@@ -75,7 +90,10 @@ def rank(qrels_topic: Mapping[str, int], run_topic: Mapping[str, float],
     """
     def score(docno):
         value = float(run_topic[docno])
-        return float(np.float32(value)) if float32 else value
+        if not float32:
+            return value
+        with np.errstate(over="ignore"):        # C's (float) conversion: +-inf
+            return float(np.float32(value))
 
     order = sorted(run_topic, key=lambda docno: (score(docno), docno.encode("utf-8")),
                    reverse=True)
@@ -216,7 +234,7 @@ def map_(rr: ResRels) -> float:
             rel_so_far += 1
             total += float(rel_so_far) / float(i + 1)
     if rel_so_far:
-        return total / float(rr.num_rel)
+        return _div(total, rr.num_rel)
     return 0.0
 
 
@@ -229,8 +247,8 @@ def gm_map(rr: ResRels) -> float:
             rel_so_far += 1
             total += float(rel_so_far) / float(i + 1)
     if rel_so_far:
-        total = total / float(rr.num_rel)
-    return math.log(max(total, MIN_GEO_MEAN))
+        total = _div(total, rr.num_rel)
+    return _log(max(total, MIN_GEO_MEAN))
 
 
 def rprec(rr: ResRels) -> float:
@@ -501,8 +519,8 @@ def bpref(rr: ResRels) -> float:
         else:
             rel_so_far += 1
             if nonrel_so_far > 0:
-                value += 1.0 - (float(min(nonrel_so_far, rr.num_rel))
-                                / float(min(num_nonrel, rr.num_rel)))
+                value += 1.0 - _div(min(nonrel_so_far, rr.num_rel),
+                                    min(num_nonrel, rr.num_rel))
             else:
                 value += 1.0
     if rr.num_rel:
@@ -512,7 +530,7 @@ def bpref(rr: ResRels) -> float:
 
 def gm_bpref(rr: ResRels) -> float:
     """m_gm_bpref.c: the per-topic value, log(max(bpref, MIN_GEO_MEAN))."""
-    return math.log(max(bpref(rr), MIN_GEO_MEAN))
+    return _log(max(bpref(rr), MIN_GEO_MEAN))
 
 
 def infap(rr: ResRels) -> float:
@@ -554,9 +572,9 @@ def bin_g(rr: ResRels) -> float:
     for i in range(rr.num_ret):
         if rr.results_rel_list[i] >= rr.relevance_level:
             rel_so_far += 1
-            total += 1.0 / math.log2(float(3 + i - rel_so_far))
+            total += _div(1.0, _log2(float(3 + i - rel_so_far)))
     if rel_so_far:
-        return total / float(rr.num_rel)
+        return _div(total, rr.num_rel)
     return 0.0
 
 
@@ -568,7 +586,7 @@ def yaap(rr: ResRels) -> float:
         if rr.results_rel_list[i] >= rr.relevance_level:
             rel_so_far += 1
             total += float(rel_so_far) / float(i + 1)
-    return math.log((1.0 + total) / (1.0 + float(rr.num_rel) - total))
+    return _log(_div(1.0 + total, 1.0 + float(rr.num_rel) - total))
 
 
 def unj(rr: ResRels, cutoffs: Sequence[int] = DEFAULT_UNJ_CUTOFFS) -> List[float]:
@@ -670,14 +688,14 @@ def g(rr: ResRels, pairs: Mapping[str, float] = ()) -> float:
         else:
             sum_cost += min_cost
         if results_gain != 0:
-            results_g += results_gain / math.log2(2 + sum_cost - sum_results)
+            results_g += _div(results_gain, _log2(2 + sum_cost - sum_results))
         i += 1
     while i < rr.num_ret:
         results_gain = get_gain(rr.results_rel_list[i], gains)
         sum_results += results_gain
         sum_cost += min_cost
         if results_gain != 0:
-            results_g += results_gain / math.log2(2 + sum_cost - sum_results)
+            results_g += _div(results_gain, _log2(2 + sum_cost - sum_results))
         i += 1
     while ideal_gain > 0.0:
         cur_level, num_at_level, changed = _next_ideal(gains, cur_level, num_at_level)
@@ -703,24 +721,24 @@ def _ndcg_sums(rr: ResRels, pairs: Mapping[str, float] = ()) -> Tuple[float, flo
     while i < rr.num_ret and ideal_gain > 0.0:
         results_gain = get_gain(rr.results_rel_list[i], gains)
         if results_gain != 0:
-            results_dcg += results_gain / math.log2(float(i + 2))
+            results_dcg += results_gain / _log2(float(i + 2))
         cur_level, num_at_level, changed = _next_ideal(gains, cur_level, num_at_level)
         if changed is not None:
             ideal_gain = changed
         if ideal_gain > 0.0:
-            ideal_dcg += ideal_gain / math.log2(float(i + 2))
+            ideal_dcg += ideal_gain / _log2(float(i + 2))
         i += 1
     while i < rr.num_ret:
         results_gain = get_gain(rr.results_rel_list[i], gains)
         if results_gain != 0:
-            results_dcg += results_gain / math.log2(float(i + 2))
+            results_dcg += results_gain / _log2(float(i + 2))
         i += 1
     while ideal_gain > 0.0:
         cur_level, num_at_level, changed = _next_ideal(gains, cur_level, num_at_level)
         if changed is not None:
             ideal_gain = changed
         if ideal_gain > 0.0:
-            ideal_dcg += ideal_gain / math.log2(float(i + 2))
+            ideal_dcg += ideal_gain / _log2(float(i + 2))
         i += 1
     return results_dcg, ideal_dcg
 
@@ -756,7 +774,7 @@ def ndcg_cut(rr: ResRels, cutoffs: Sequence[int] = DEFAULT_CUTOFFS) -> List[floa
                 break
         gain = float(rr.results_rel_list[i])
         if gain > 0:
-            total += gain / math.log2(float(i + 2))
+            total += gain / _log2(float(i + 2))
     while cutoff_index < len(cutoffs):
         values[cutoff_index] = total
         cutoff_index += 1
@@ -779,7 +797,7 @@ def ndcg_cut(rr: ResRels, cutoffs: Sequence[int] = DEFAULT_CUTOFFS) -> List[floa
             if cutoff_index == len(cutoffs):
                 break
         gain = float(cur_lvl)
-        ideal += gain / math.log2(float(i + 2))
+        ideal += gain / _log2(float(i + 2))
         i += 1
     while cutoff_index < len(cutoffs):
         if ideal > 0.0:
@@ -804,13 +822,13 @@ def ndcg_rel(rr: ResRels, pairs: Mapping[str, float] = ()) -> float:
     while i < rr.num_ret and ideal_gain > 0.0:
         results_gain = get_gain(rr.results_rel_list[i], gains)
         if results_gain != 0:
-            results_dcg += results_gain / math.log2(float(i + 2))
+            results_dcg += results_gain / _log2(float(i + 2))
         cur_level, num_at_level, changed = _next_ideal(gains, cur_level, num_at_level)
         if changed is not None:
             ideal_gain = changed
         if ideal_gain > 0.0:
             num_rel += 1
-            ideal += ideal_gain / math.log2(float(i + 2))
+            ideal += ideal_gain / _log2(float(i + 2))
         if results_gain > 0:
             total += _div(results_dcg, ideal)
             num_rel_ret += 1
@@ -819,7 +837,7 @@ def ndcg_rel(rr: ResRels, pairs: Mapping[str, float] = ()) -> float:
         while i < rr.num_ret:
             results_gain = get_gain(rr.results_rel_list[i], gains)
             if results_gain != 0:
-                results_dcg += results_gain / math.log2(float(i + 2))
+                results_dcg += results_gain / _log2(float(i + 2))
             if results_gain > 0:
                 total += _div(results_dcg, ideal)
                 num_rel_ret += 1
@@ -830,7 +848,7 @@ def ndcg_rel(rr: ResRels, pairs: Mapping[str, float] = ()) -> float:
             ideal_gain = changed
         if ideal_gain > 0.0:
             num_rel += 1
-            ideal += ideal_gain / math.log2(float(i + 2))
+            ideal += ideal_gain / _log2(float(i + 2))
         i += 1
     total += _div(float(num_rel - num_rel_ret) * results_dcg, ideal)
     if total > 0.0:
@@ -864,15 +882,15 @@ def rndcg(rr: ResRels, pairs: Mapping[str, float] = ()) -> float:
                 num_changed_ideal_gain += 1
             old_ideal_gain = ideal_gain
         if results_gain != 0:
-            results_dcg += results_gain / math.log2(float(i + 2))
+            results_dcg += results_gain / _log2(float(i + 2))
         if ideal_gain > 0.0:
-            ideal += ideal_gain / math.log2(float(i + 2))
+            ideal += ideal_gain / _log2(float(i + 2))
         i += 1
     if i < rr.num_ret:
         while i < rr.num_ret:
             results_gain = get_gain(rr.results_rel_list[i], gains)
             if results_gain != 0:
-                results_dcg += results_gain / math.log2(float(i + 2))
+                results_dcg += results_gain / _log2(float(i + 2))
             i += 1
         if ideal > 0.0:
             total += results_dcg / ideal
@@ -887,6 +905,6 @@ def rndcg(rr: ResRels, pairs: Mapping[str, float] = ()) -> float:
                 num_changed_ideal_gain += 1
             old_ideal_gain = ideal_gain
         if ideal_gain > 0.0:
-            ideal += ideal_gain / math.log2(float(i + 2))
+            ideal += ideal_gain / _log2(float(i + 2))
         i += 1
     return _div(total, num_changed_ideal_gain)

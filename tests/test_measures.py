@@ -335,3 +335,14 @@ def test_zscores(tmp_path):
     path.write_text("1 map 0.5\n")
     with pytest.raises(InputError, match=":1: expected 4 fields"):
         read_zscores(path)
+
+
+def test_relevance_level_below_zero_is_refused():
+    """Below 0 trec_eval counts every document without a judgment as relevant (its code
+    for one is -1) while num_rel counts only levels >= 0: refused, not reproduced."""
+    with pytest.raises(InputError, match="relevance_level must be >= 0"):
+        evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["map"], relevance_level=-1)
+    with pytest.raises(InputError, match="rel must be a number >= 0"):
+        parse_measure("P(rel=-1)@5")
+    assert evaluate({"q": {"a": 0, "b": -1}}, {"q": {"a": 1.0, "x": 2.0}}, ["map"],
+                    relevance_level=0).values["map"].tolist() == [1 / 2]

@@ -100,11 +100,12 @@ def topics(draw):
     topic has documents retrieved and judged, retrieved only and judged only."""
     qrels, run = {}, {}
     for t in range(draw(st.integers(1, 4))):
-        qrels[f"q{t}"] = draw(st.dictionaries(st.sampled_from(DOCNOS), LEVELS,
-                                              min_size=1, max_size=16))
-        run[f"q{t}"] = draw(st.one_of(
-            st.just({}),
-            st.dictionaries(st.sampled_from(DOCNOS), SCORES, max_size=len(DOCNOS))))
+        judged = draw(st.permutations(DOCNOS))[:draw(st.sampled_from([4, 8, 16, 2, 1]))]
+        qrels[f"q{t}"] = {docno: draw(LEVELS) for docno in judged}
+        # sizes from a list, so that long rankings are about as likely as empty ones
+        ranked = draw(st.permutations(DOCNOS))[:draw(st.sampled_from([6, 12, 20, len(DOCNOS),
+                                                                         3, 1, 0]))]
+        run[f"q{t}"] = {docno: draw(SCORES) for docno in ranked}
     return qrels, run
 
 
@@ -118,7 +119,7 @@ def assert_matches(qrels, run, measures, *, relevance_level=1, judged_only=False
     result = cumgain.evaluate(
         qrels, run, measures, relevance_level=relevance_level, judged_only=judged_only,
         depth=depth, recall_cutoffs=rounding, collection_size=collection_size,
-        score_precision="float32" if float32 else "float64", warn=False)
+        score_precision="float32" if float32 else "float64", warn=False, threads=1)
     assert result.topics == tuple(sorted(qrels, key=lambda q: q.encode()))
     mismatches = []
     for t, qid in enumerate(result.topics):
@@ -286,3 +287,16 @@ def test_empty_ranking_iprec_is_zero_where_trec_eval_divides_by_zero():
     assert result.values["iprec_at_recall_0.00"][0] == 0.0
     assert result.values["11pt_avg"][0] == 0.0
     assert np.all(result.values["iprec_at_recall_1.00"] == 0.0)
+
+
+def test_rndcg_zero_over_zero_is_zero():
+    """num_rel > 0 but no relevant document has a positive gain (here Rndcg.1=0, or -l 0
+    with only level-0 judgments): m_Rndcg.c counts no R-level point and returns
+    sum / num_changed_ideal_gain = 0 / 0. `trec_eval -q -m Rndcg.1=0,2=5` on the qrels
+    "q1 0 a 1", "q1 0 b 0" and the run "q1 Q0 x 1 1.0 t", "q1 Q0 a 1 0.5 t" prints
+    "Rndcg_1=0,2=5  q1  -nan"; cumgain gives 0 (README: where trec_eval divides 0 by 0)."""
+    qrels, run = {"q1": {"a": 1, "b": 0}}, {"q1": {"x": 1.0, "a": 0.5}}
+    rr = ref.form_res_rels(ref.rank(qrels["q1"], run["q1"]), [1, 0])
+    assert math.isnan(ref.rndcg(rr, {"1": 0.0, "2": 5.0}))
+    result = cumgain.evaluate(qrels, run, ["Rndcg.1=0,2=5"], warn=False)
+    assert result.values["Rndcg_1=0,2=5"].tolist() == [0.0]

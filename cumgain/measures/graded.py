@@ -177,8 +177,10 @@ def _rank_biased_precision(measures: list, batch: Batch) -> list:
         scale = (low < 0) | (high > 1)
         topic = np.repeat(np.arange(batch.n_topics), np.diff(ranked.offsets))
         rescale = scale[topic] & ranked.judged
+        span = high - low          # every gain of the table the same: 0 / 0 is 0 here
         with np.errstate(divide="ignore", invalid="ignore"):
-            scaled = np.where(rescale, (gains - low[topic]) / (high[topic] - low[topic]), gains)
+            scaled = np.where(rescale, np.where(span[topic] > 0, (gains - low[topic])
+                                                / span[topic], 0.0), gains)
         sums, _ = trec_kernels.geometric_sums(np.ascontiguousarray(scaled), ranked.offsets, p)
         columns.append((1.0 - p) * sums)
     return columns

@@ -232,8 +232,8 @@ def _number(value: Any) -> bool:
 
 
 def _read_rel(value: Any, spelling: str) -> dict:
-    if not _number(value):
-        raise InputError(f"measure {spelling!r}: rel must be a number")
+    if not _number(value) or value < 0:
+        raise InputError(f"measure {spelling!r}: rel must be a number >= 0")
     return {"relevance_level": float(value)}
 
 
