@@ -31,9 +31,11 @@ Policies reproduced from trec_eval, bugs included (each is a test case):
 * A JG whose Rnonrel ratio is 0/0 makes the topic's Rnonrel sum NaN, and a NaN sum
   leaves the measure at 0 for the topic.
 * Pair counts are ``unsigned short`` in trec_eval: they wrap at 65536 here too.
-* Rnonrel / Rnonrel_ret of an EC group read the first R documents of its last EC;
-  when that EC is smaller (possible only with negative levels) trec_eval reads past
-  the end of its array and its value is undefined: NaN here.
+* Rnonrel / Rnonrel_ret of an EC group read the first R documents of its last EC
+  out of trec_eval's rank pool; when that EC is smaller (possible only with negative
+  levels) trec_eval reads on into the next groups' ranks, reproduced here, and past
+  the topic's entries into memory left by an earlier topic or never written: the
+  value is then undefined, NaN here.
 
 Errors trec_eval stops on (it reports them and exits, or aborts) are reported per
 topic in ``errors`` as (code, row, row) and the kernel stops at the first:
@@ -141,6 +143,7 @@ cdef struct JG:             # one judgment group of the topic
     index_t m               # PA group: distinct docs; their ranks at local[start:start+m]
     index_t words           # PA group: 64-bit words per bit row
     index_t bits            # PA group: offset of its m x words bit matrix
+    index_t pool_start      # EC group: where its entries' ranks start in the rank pool
 
 
 cdef struct Work:
@@ -165,7 +168,9 @@ cdef struct Work:
     index_t* touched
     uint64_t* bits          # this topic's PA bit matrices
     uint64_t* scratch       # one bit row
-    index_t n_scratch
+    index_t* pool           # trec_eval's rank_pool: the ranks of the EC groups' entries
+    index_t pool_size
+    index_t* nonrel         # the docs recalculate() reads as the non-relevant EC
 
 
 cdef struct Counts:         # trec_eval's JG counts
@@ -334,6 +339,7 @@ cdef int _layout_groups(Work* w, index_t L, index_t* n_groups, index_t* words_to
     cdef index_t total = 0, ecs_here
     cdef double previous
     cdef JG* jg
+    w.pool_size = 0
     i = 0
     while i < L:
         gs = i
@@ -373,6 +379,10 @@ cdef int _layout_groups(Work* w, index_t L, index_t* n_groups, index_t* words_to
                 n_ec += 1
                 ecs_here += 1
             jg.counted_stop = w.ec_stop[jg.first_ec + n_levels - 1] if n_levels > 0 else gs
+            jg.pool_start = w.pool_size
+            for k in range(gs, ge):
+                w.pool[w.pool_size] = e[k].rank
+                w.pool_size += 1
             jg.m = 0
             jg.words = 0
             jg.bits = 0
@@ -380,6 +390,7 @@ cdef int _layout_groups(Work* w, index_t L, index_t* n_groups, index_t* words_to
             jg.num_ecs = -1
             jg.first_ec = -1
             jg.counted_stop = gs
+            jg.pool_start = -1
             for k in range(gs, ge):
                 w.local[k] = e[k].rank
             qsort(&w.local[gs], ge - gs, sizeof(index_t), _cmp_index)
@@ -455,53 +466,62 @@ cdef int _ec_counts(Work* w, JG* jg, index_t njr, Counts* c, index_t* err) noexc
     return 0
 
 
-cdef double _ec_rnonrel(Work* w, JG* jg, index_t njr, const Counts* c,
-                        bint retrieved_only, bint* undefined) noexcept nogil:
+cdef index_t _less_than(const Entry* entries, index_t a0, index_t a1, const index_t* b,
+                        index_t n_b) noexcept nogil:
+    """#(rank x < y) over x in entries[a0:a1] (sorted by rank), y in b (sorted)."""
+    cdef index_t i, j = 0, less = 0
+    for i in range(a0, a1):
+        while j < n_b and b[j] <= entries[i].rank:
+            j += 1
+        less += n_b - j
+    return less
+
+
+cdef double _ec_rnonrel(Work* w, JG* jg, index_t njr, const Counts* c, bint retrieved_only,
+                        bint* undefined) noexcept nogil:
     """recalculate() of m_prefs_avgjg_Rnonrel[_ret].c for an EC group: ful / poss with
-    the last EC cut to its first R docs (R = num_rel, or num_rel_ret for _ret).
-    Where trec_eval reads past the end of that EC, sets ``undefined`` instead."""
+    the last EC replaced by its first R docs (R = num_rel, or num_rel_ret for _ret;
+    for _ret, up to its first unretrieved doc).
+
+    trec_eval takes those R docs from its rank pool, where the ranks of the entries
+    of the topic's EC groups lie one group after another: when the last EC has
+    fewer than R docs (possible only with negative levels), it reads on into the
+    group's uncounted EC (the -3.0 sentinel) and the next EC groups, which is
+    reproduced from ``w.pool``; reading past the topic's entries (memory left by an
+    earlier topic, or never written) sets ``undefined`` instead."""
     cdef Entry* e = w.entries
-    cdef index_t e1, e2, a0, a1, a_n, b0, b_n, less, equal
-    cdef index_t last, last_size, last_ret, nonrel_n, ful = 0, poss = 0
+    cdef index_t e1, e2, a0, a1, a_ret, a_n, b0, b_n, less, equal, nonrel_n = 0
+    cdef index_t last, at, ful = 0, poss = 0
     cdef index_t wanted = c.rel_ret if retrieved_only else c.rel
+    cdef index_t* nonrel = w.nonrel
     if jg.num_ecs <= 0:
         undefined[0] = True     # unreachable (no counted EC means R = N = 0)
         return 0.0
     last = jg.first_ec + jg.num_ecs - 1
-    last_size = w.ec_stop[last] - w.ec_start[last]
-    last_ret = _retrieved_prefix(e, w.ec_start[last], w.ec_stop[last], njr)
-    if retrieved_only:
-        if last_ret == last_size and last_size < wanted:
-            undefined[0] = True     # the EC is all retrieved and too short
+    at = jg.pool_start + (w.ec_start[last] - jg.start)
+    while nonrel_n < wanted:
+        if at + nonrel_n >= w.pool_size:
+            undefined[0] = True
             return 0.0
-        nonrel_n = wanted if wanted < last_ret else last_ret
-    else:
-        if last_size < wanted:
-            undefined[0] = True     # the EC is too short
-            return 0.0
-        nonrel_n = wanted
+        if retrieved_only and w.pool[at + nonrel_n] >= njr:
+            break
+        nonrel[nonrel_n] = w.pool[at + nonrel_n]
+        nonrel_n += 1
+    qsort(nonrel, nonrel_n, sizeof(index_t), _cmp_index)
     for e1 in range(jg.first_ec, last + 1):
         a0 = w.ec_start[e1]
         a1 = w.ec_stop[e1]
-        a_n = _retrieved_prefix(e, a0, a1, njr) if retrieved_only else a1 - a0
+        a_ret = _retrieved_prefix(e, a0, a1, njr)
+        a_n = a_ret if retrieved_only else a1 - a0
         for e2 in range(e1 + 1, last):
             b0 = w.ec_start[e2]
             b_n = _retrieved_prefix(e, b0, w.ec_stop[e2], njr) if retrieved_only \
                 else w.ec_stop[e2] - b0
-            # fulfilled: rank x < rank y (and x retrieved, for the full measure)
-            if retrieved_only:
-                _pairs_less_equal(e, a0, a0 + a_n, b0, b0 + b_n, &less, &equal)
-            else:
-                _pairs_less_equal(e, a0, a0 + _retrieved_prefix(e, a0, a1, njr),
-                                  b0, b0 + b_n, &less, &equal)
+            # fulfilled: rank x < rank y and x retrieved
+            _pairs_less_equal(e, a0, a0 + a_ret, b0, b0 + b_n, &less, &equal)
             ful += less
             poss += a_n * b_n - less
-        b0 = w.ec_start[last]
-        if retrieved_only:
-            _pairs_less_equal(e, a0, a0 + a_n, b0, b0 + nonrel_n, &less, &equal)
-        else:
-            _pairs_less_equal(e, a0, a0 + _retrieved_prefix(e, a0, a1, njr),
-                              b0, b0 + nonrel_n, &less, &equal)
+        less = _less_than(e, a0, a0 + a_ret, nonrel, nonrel_n)
         ful += less
         poss += a_n * nonrel_n - less
     poss += ful
@@ -916,6 +936,8 @@ cdef void _free_work(Work* w) noexcept nogil:
     free(w.touched)
     free(w.bits)
     free(w.scratch)
+    free(w.pool)
+    free(w.nonrel)
 
 
 cdef int _alloc_work(Work* w, index_t size) noexcept nogil:
@@ -942,12 +964,15 @@ cdef int _alloc_work(Work* w, index_t size) noexcept nogil:
     w.touched_flag = <uint8_t*>calloc(size, sizeof(uint8_t))
     w.touched = <index_t*>malloc(size * sizeof(index_t))
     w.scratch = <uint64_t*>malloc(((size + 63) >> 6) * sizeof(uint64_t))
+    w.pool = <index_t*>malloc(size * sizeof(index_t))
+    w.nonrel = <index_t*>malloc(size * sizeof(index_t))
     if (w.entries == NULL or w.docs == NULL or w.jgs == NULL or w.ec_start == NULL
             or w.ec_stop == NULL or w.entry_ec == NULL or w.entry_jg == NULL
             or w.entry_local == NULL or w.local == NULL or w.local_level == NULL
             or w.ecm_off == NULL or w.ecm == NULL or w.pam_off == NULL or w.pam_jg == NULL
             or w.pam_u == NULL or w.out_count == NULL or w.in_count == NULL
-            or w.touched_flag == NULL or w.touched == NULL or w.scratch == NULL):
+            or w.touched_flag == NULL or w.touched == NULL or w.scratch == NULL
+            or w.pool == NULL or w.nonrel == NULL):
         return -1
     return 0
 
