@@ -89,9 +89,11 @@ of a ratio, the mean over topics (:meth:`PreferenceValues.summary`).
 trec_eval's behaviour kept, bugs included (see :mod:`cgcore._prefs`): the -3.0
 sentinel that drops the lowest EC of a jg whose highest level is exactly -3; a jg
 whose Rnonrel ratio is 0/0 zeroes the topic's Rnonrel value; pair counts wrap at
-65536. Where trec_eval's Rnonrel reads past the end of an array (a one-jsg jg with
-negative levels, more relevant documents than documents at its lowest level), its
-value is undefined: the topic's value is NaN here, with an
+65536; when a one-jsg jg has negative levels and fewer documents at its lowest
+level than relevant ones, Rnonrel reads the missing ones from the next jgs' entries
+(trec_eval reads on past the end of that EC in its pool of ranks). Where that read
+goes past the topic's entries, trec_eval reads memory left by an earlier topic or
+never written, and its value is undefined: NaN here, with an
 :class:`UndefinedValueWarning`.
 
 Inconsistent judgments that trec_eval stops on raise :class:`FormatError` naming
@@ -527,8 +529,9 @@ def preference_values(prefs: Preferences, ranked: Mapping[str, Sequence[str]],
             warnings.warn(
                 f"{name} is undefined (NaN) for topic(s) "
                 f"{[topics[t] for t in np.flatnonzero(np.isnan(column))[:5]]}: trec_eval reads "
-                f"past the end of an array there (a judgment group with negative levels "
-                f"and fewer documents at its lowest level than relevant ones)",
+                f"past the topic's judgments there (a judgment group with negative levels "
+                f"and fewer documents at its lowest level than relevant ones, last among "
+                f"the topic's single-sub-group groups)",
                 UndefinedValueWarning, stacklevel=2)
     return PreferenceValues(topics, result, missing)
 
