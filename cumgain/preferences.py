@@ -503,8 +503,8 @@ def preference_values(prefs: Preferences, ranked: Mapping[str, Sequence[str]],
                              f"got {type(docs).__name__}")
     run_docnos = np.empty(sum(map(len, lists)), dtype=object)
     run_docnos[:] = list(chain.from_iterable(lists))
-    if not set(map(type, run_docnos)) <= {str}:
-        at = next(i for i, docno in enumerate(run_docnos) if type(docno) is not str)
+    if not all(issubclass(kind, str) for kind in set(map(type, run_docnos))):
+        at = next(i for i, docno in enumerate(run_docnos) if not isinstance(docno, str))
         raise InputError(f"ranked: docnos must be str, got {run_docnos[at]!r}")
     run_offsets = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, lists), np.int64, len(lists)), out=run_offsets[1:])

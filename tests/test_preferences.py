@@ -297,6 +297,9 @@ def test_topics_order_missing_and_summary(tmp_path):
                                                                int)
     assert summary["prefs_simp"] == (1.0 + 0.0) / 2
     assert result.per_topic()["t2"]["prefs_simp"] == 0.0
+    as_arrays = preference_values(prefs, {"t2": np.array(["b", "a"]), "t1": ("a",)},
+                                  warn=False)
+    assert as_arrays.values["prefs_simp"].tolist() == [1.0, 0.0]
     only = preference_values(prefs, {"t1": ["a"]}, ["prefs_simp", "prefs_num_prefs_ful"],
                              warn=False)
     assert list(only.values) == ["prefs_simp", "prefs_num_prefs_ful"]
