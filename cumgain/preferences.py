@@ -5,7 +5,7 @@ Three steps, as elsewhere in cumgain: :func:`load_preferences` reads the judgmen
 :func:`preference_values` computes the measures (one call to the compiled kernel
 :func:`cgcore._prefs.preference_measures` for all topics).
 
->>> import io, tempfile, os
+>>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "prefs")
 >>> with open(path, "w") as f:
 ...     _ = f.write("q1 user1 s1 d1 2\\nq1 user1 s1 d2 1\\nq1 user1 s1 d3 0\\n")

@@ -416,18 +416,24 @@ def test_bad_arguments(tmp_path):
 
 
 def test_kernel_checks_its_arguments():
-    z = np.zeros(2, dtype=np.int64)
+    def ints(*values):
+        return np.array(values, dtype=np.int64)
+
+    z = ints(0, 0)
     levels = np.zeros(2)
     with pytest.raises(ValueError, match="offsets\\[-1\\]"):
-        _prefs.preference_measures(np.array([0, 3]), z, z, z, levels, z)
+        _prefs.preference_measures(ints(0, 3), z, z, z, levels, z)
     with pytest.raises(ValueError, match="non-decreasing"):
-        _prefs.preference_measures(np.array([0, 2, 1, 2]), z, z, z, levels, z)
+        _prefs.preference_measures(ints(0, 2, 1, 2), z, z, z, levels, z)
     with pytest.raises(ValueError, match="levels has 1 entries"):
-        _prefs.preference_measures(np.array([0, 2]), z, z, z, np.zeros(1), z)
+        _prefs.preference_measures(ints(0, 2), z, z, z, np.zeros(1), z)
     with pytest.raises(ValueError, match="NaN"):
-        _prefs.preference_measures(np.array([0, 2]), z, z, z, np.array([0.0, np.nan]), z)
+        _prefs.preference_measures(ints(0, 2), z, z, z, np.array([0.0, np.nan]), z)
     with pytest.raises(ValueError, match="retrieved_at"):
-        _prefs.preference_measures(np.array([0, 2]), z, z, z, levels, np.array([0, -2]))
+        _prefs.preference_measures(ints(0, 2), z, z, z, levels, ints(0, -2))
+    values, errors = _prefs.preference_measures(ints(0), ints(), ints(), ints(), np.zeros(0),
+                                                ints())
+    assert values.shape == (0, 14) and errors.shape == (0, 3)
 
 
 # --------------------------------------------------------------------------- the oracle
