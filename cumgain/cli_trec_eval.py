@@ -8,6 +8,7 @@ the version inside pytrec_eval. Errors go through :func:`cumgain.cli._run`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 
@@ -196,6 +197,8 @@ def run_trec_eval(args: argparse.Namespace) -> int:
         from cumgain.zscores import to_zscores
         result = to_zscores(result, zscores)
     hidden = result.missing_topics if (args.complete and version9) else ()
+    if hidden:
+        result = dataclasses.replace(result, means=report_trec.summary_without(result, hidden))
     # trec_eval's -c quirk: the summary num_rel counts every judgment > 0 of the whole
     # qrels file, whatever -l says (m_num_rel.c, te_calc_avg_num_rel).
     summary_num_rel = None

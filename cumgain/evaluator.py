@@ -535,6 +535,10 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
         raise InputError(f"collection_size must be a whole number >= 0, got {collection_size!r}")
     measure_list = parse_measures(measures)
     seed = _resolve_seed(seed)
+    from cumgain.preferences import Preferences, evaluate_preferences   # (it imports this)
+    if isinstance(qrels, Preferences):
+        return evaluate_preferences(qrels, run, measure_list, topics=topics, warn=warn,
+                                    depth=depth, score_precision=score_precision)
     if isinstance(qrels, JudgmentGroups):
         return evaluate_groups(qrels, run, measure_list, topics=topics, warn=warn,
                                relevance_level=relevance_level, judged_only=judged_only,

@@ -627,3 +627,52 @@ def _raise_kernel_error(prefs: Preferences, topic: str, error: np.ndarray,
             f"or through other documents of the group's sub-groups; trec_eval aborts on "
             f"this ('Pref inconsistency found')")
     raise AssertionError(f"unknown kernel error {code}")  # pragma: no cover
+
+
+def evaluate_preferences(prefs: Preferences, run: Any, measures: list, *, topics: str,
+                         warn: bool, depth: Optional[int], score_precision: str,
+                         **ignored: Any) -> Any:
+    """:func:`cumgain.evaluate` for preference judgments: the ``prefs_*`` measures (and
+    ``num_q``, ``runid``) of ``run``, ranked as trec_eval ranks for them (ties by docno
+    ascending), cut at ``depth``. ``score_precision="float32"`` is trec_eval 9.0.8,
+    which stores scores and levels as 32-bit floats. ``topics``: ``"both"`` evaluates
+    the judged topics the run has; ``"qrels"`` every judged topic, those the run lacks
+    with nothing retrieved (trec_eval -c); ``"strict"`` raises if the sets differ.
+    The relevance level and -J play no part in these measures (as in trec_eval)."""
+    from cumgain.evaluator import Evaluation, aggregate, topics_warning
+
+    for measure in measures:
+        if measure.spec.input != "preferences" and measure.family not in ("num_q", "runid"):
+            raise InputError(f"measure {measure.name!r} cannot be computed from preference "
+                             "judgments (-R prefs): only the prefs_* measures, num_q and "
+                             "runid can")
+    run = load_run(run)
+    ranked = rank_for_preferences(run, depth=depth, score_precision=score_precision)
+    judged = set(prefs.topics)
+    run_only = tuple(sorted(set(ranked) - judged))
+    missing = tuple(sorted(judged - set(ranked)))
+    if topics == "strict" and (run_only or missing):
+        raise InputError(f"topics differ: {len(run_only)} in the run only, {len(missing)} in "
+                         "the preferences only (topics='strict')")
+    if warn and (run_only or missing):
+        warnings.warn(topics_warning(run_only, missing, (), topics), TopicsWarning,
+                      stacklevel=3)
+    if topics == "qrels":
+        ranked.update((topic, []) for topic in missing)
+    names = [m.family for m in measures if m.spec.input == "preferences"]
+    computed = preference_values(prefs, ranked, names, warn=False,
+                                 level_precision=score_precision) if names else None
+    evaluated = computed.topics if computed is not None else \
+        tuple(sorted(judged & set(ranked), key=lambda topic: topic.encode()))
+    values = {}
+    for measure in measures:
+        if measure.family == "num_q":
+            values[measure.name] = np.ones(len(evaluated))
+        elif measure.family == "runid":
+            values[measure.name] = np.array([run.tag] * len(evaluated), dtype=object)
+        else:
+            values[measure.name] = computed.values[measure.family].astype(np.float64)
+    means = {m.name: aggregate(m, values[m.name], run.tag) for m in measures}
+    return Evaluation(topics=evaluated, measures=tuple(measures), values=values, means=means,
+                      run_only_topics=run_only, missing_topics=missing, run_tag=run.tag,
+                      policies=dict(topics=topics, depth=depth, score_precision=score_precision))

@@ -27,6 +27,7 @@ topic only). With -Z, every value but the text ones prints as ``Z%-22s\\t%s\\t%6
 """
 from __future__ import annotations
 
+import math
 from typing import Iterable, Iterator, Optional, Sequence
 
 import numpy as np
@@ -94,6 +95,35 @@ def print_order(measures: Iterable[Measure]) -> list:
         rank = PRINT_ORDER.index(slot) if slot in PRINT_ORDER else len(PRINT_ORDER)
         return (rank, index)
     return [measure for _, measure in sorted(enumerate(measures), key=key)]
+
+
+GM_FLOOR = 1e-5     # trec_eval's MIN_GEO_MEAN
+
+
+def summary_without(result, hidden: Iterable[str]) -> dict:
+    """The summary values trec_eval 9.0.8 prints under ``-c``: it evaluates only the
+    topics the run has, sums their values in topic order and divides by the number of
+    qrels topics; a geometric mean adds ``n_missing * log(1e-5)`` to its sum at the end
+    (meas_avg.c). (10.0 evaluates the missing topics too, on a fake ranking, as
+    cumgain's means do.)"""
+    from cumgain.evaluator import aggregate
+
+    hidden = set(hidden)
+    visible = np.array([topic not in hidden for topic in result.topics], dtype=bool)
+    n_all, n_hidden = len(result.topics), int((~visible).sum())
+    means = dict(result.means)
+    for measure in result.measures:
+        if measure.kind == "text" or measure.family == "num_q":
+            continue
+        values = np.asarray(result.values[measure.name], dtype=np.float64)[visible]
+        total = float(np.cumsum(values)[-1]) if len(values) else 0.0
+        if measure.aggregate == "sum":
+            means[measure.name] = total
+        elif measure.aggregate == "gmean":
+            means[measure.name] = math.exp((total + n_hidden * math.log(GM_FLOOR)) / n_all)
+        else:
+            means[measure.name] = total / n_all if n_all else aggregate(measure, values)
+    return means
 
 
 def value_line(name: str, qid: str, value, kind: str, zscores: bool = False) -> str:

@@ -125,12 +125,11 @@ for _name, (_qrels, _run, _extra) in REAL_PAIRS.items():
     CASES[f"real/expected/{_name}.v10.q"] = \
         ["-q", *_extra, *M_REAL, *DCG, f"../qrels/{_qrels}", f"../runs/{_run}"]
 
-NOT_COMPARABLE = {
-    "trec_eval_tests/out.test.prefs": "-R prefs and the preference measures are not "
-                                      "implemented",
-    "trec_eval_tests/out.test.qrels_prefs": "-R qrels_prefs and the preference measures are "
-                                            "not implemented",
-}
+CASES["trec_eval_tests/out.test.prefs"] = ["-m", "all_prefs", "-q", "-R", "prefs", "prefs.test",
+                                           "prefs.results.test"]
+CASES["trec_eval_tests/out.test.qrels_prefs"] = ["-m", "all_prefs", "-q", "-R", "qrels_prefs",
+                                                 "qrels.test", "results.test"]
+NOT_COMPARABLE: dict = {}       # every expected file is compared
 
 
 def expected_files() -> list:
@@ -181,6 +180,14 @@ def test_with_comments_qrels_prints_out_test():
     """The README's second use of out.test: qrels with '#' comment lines."""
     completed = run_script(["qrels.test.with-comments", "results.test"], cwd=TESTS)
     _compare(TESTS / "out.test", completed)
+
+
+@needs_shared
+def test_preferences_with_comments():
+    """The README's second use of out.test.prefs: preferences with '#' comment lines."""
+    completed = run_script(["-m", "all_prefs", "-q", "-R", "prefs", "prefs.comment.test",
+                            "prefs.results.test"], cwd=TESTS)
+    _compare(TESTS / "out.test.prefs", completed)
 
 
 @needs_shared
