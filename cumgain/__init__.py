@@ -5,8 +5,10 @@ The vector API of Jarvelin & Kekalainen (2002): :func:`cg`, :func:`dcg`,
 :func:`norm_vect`, :func:`avg_pos`, and scalars at a cut-off
 (:func:`cg_at`, :func:`dcg_at`, :func:`ncg_at`, :func:`ndcg_at`).
 
-The evaluator, :func:`evaluate`, computes trec_eval's measures and the J&K family
-for TREC files, dicts or DataFrames, exactly as trec_eval and pytrec_eval do;
+The evaluator, :func:`evaluate`, computes every measure of trec_eval 10.0 and the
+J&K family for TREC files, dicts or DataFrames, exactly as trec_eval and pytrec_eval
+do (judgment groups from :func:`load_judgment_groups`, preference judgments from
+:func:`load_preferences`);
 :func:`rank` gives the ranked relevance levels behind it; :func:`prepare_qrels` reads
 judgments once for evaluating many runs against them.
 
@@ -18,7 +20,9 @@ from cumgain.batch import Ragged
 from cumgain.evaluator import Evaluation, Ranking, TopicsWarning, evaluate, rank
 from cumgain.exceptions import CumgainError, FormatError, InputError
 from cumgain.gains import GainMapping, gain_mapping, map_gains
+from cumgain.judgment_groups import load_judgment_groups
 from cumgain.native import prepare_qrels
+from cumgain.preferences import load_preferences
 from cumgain.vectors import (
     avg_norm_vect,
     avg_pos,
@@ -58,6 +62,8 @@ __all__ = [
     "discount_divisors",
     "gain_mapping",
     "ideal_gains",
+    "load_judgment_groups",
+    "load_preferences",
     "map_gains",
     "ncg",
     "ncg_at",

@@ -280,3 +280,37 @@ def test_a_duplicate_in_an_interleaved_qrels_topic_the_run_lacks(tmp_path):
     qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
     assert read_ranked(qrels_path, run_path, ties="docno_desc", score_precision="float64",
                        seed=0, depth=None, duplicates="error") is None
+
+
+# ------------------------------------------------------------------ trec_eval's other inputs
+
+def test_judgment_groups_follow_the_qrels_rules(tmp_path):
+    """qrels_jg files: the qrels file rules; a docno twice in one group is an error
+    naming both lines, in two groups it is not."""
+    from cumgain.judgment_groups import load_judgment_groups
+    good = write(tmp_path / "good", "q1 a d1 1\nq1 b d1 0\n# comment\nq1 a d2 0\n")
+    assert load_judgment_groups(good).groups == ("a", "b")
+    for text, line, words in (("q1 a d1 1\nq1 a d1 0\n", 2, "lines 1 and 2"),
+                              ("q1 a d1\n", 1, "expected 4 fields"),
+                              ("q1 a d1 x\n", 1, "is not a number"),
+                              ("q1 a d1 1\n\n", 2, "blank line")):
+        path = write(tmp_path / "jg", text)
+        with pytest.raises(FormatError) as error:
+            load_judgment_groups(path)
+        assert error.value.line_number == line and words in str(error.value)
+
+
+@pytest.mark.parametrize("text, line, words", [
+    ("1 map 0.5\n", 1, "expected 4 fields"),
+    ("1 map 0.5 0.1 x\n", 1, "expected 4 fields"),
+    ("1 map high 0.1\n", 1, "mean and stddev must be numbers"),
+    ("1 map 0.5 0.1\n\n1 map 0.4 0.1\n", 3, "given twice"),
+    (b"1 map 0.5 \xff\n", 1, "not valid UTF-8"),
+])
+def test_zscores_files(tmp_path, text, line, words):
+    from cumgain.zscores import read_zscores
+    path = write(tmp_path / "z", text)
+    with pytest.raises(FormatError) as error:
+        read_zscores(path)
+    assert error.value.line_number == line and words in str(error.value)
+    assert read_zscores(write(tmp_path / "ok", "1 map nan inf\n")) != {}

@@ -397,3 +397,25 @@ def test_no_summary():
     completed = run_script(["-q", "-n", "-m", "P.2", "tiny.qrels", "tiny.run"], cwd=GOLDEN)
     lines = completed.stdout.decode().splitlines()
     assert len(lines) == 3 and not any("\tall\t" in line for line in lines)
+
+
+def test_v9_complete_summary_is_trec_eval_908s(tmp_path):
+    """trec_eval 9.0.8 under -c evaluates only the topics the run has and adds
+    n_missing * log(1e-5) to a geometric mean's sum at the end; yaap of a missing topic
+    counts 0 (10.0 evaluates it: log(1 / (1 + R))). Values printed by the 9.0.8 binary
+    at full precision: gm_map 9.9999999999999974e-06, yaap -0.086643397569993161."""
+    import math
+    from cumgain import evaluate, report_trec
+    qrels = tmp_path / "qrels"
+    qrels.write_text("".join(f"{t} 0 a 1\n" for t in range(1, 9)))
+    run = tmp_path / "run"
+    run.write_text("1 Q0 b 1 1 r\n")
+    result = evaluate(qrels, run, ["gm_map", "yaap"], topics="qrels", warn=False,
+                      score_precision="float32", recall_cutoffs="trec_eval9")
+    means = report_trec.summary_without(result, result.missing_topics)
+    assert means["gm_map"] == 9.9999999999999974e-06
+    assert means["yaap"] == -0.086643397569993161 == math.log(1 / 2) / 8
+    completed = run_script(["--trec-eval-version", "9", "-c", "-m", "gm_map", "-m", "yaap",
+                            qrels, run])
+    assert completed.stdout.decode().split("\n")[:2] == ["gm_map                \tall\t0.0000",
+                                                         "yaap                  \tall\t-0.0866"]
