@@ -82,21 +82,26 @@ def _relstring(measures: list, batch: Batch) -> list:
     """The first ``length`` (default 10) documents' judgments as characters."""
     columns = []
     for measure in measures:
-        length = int(measure.param("values", (10.0,))[0])
+        length = max(int(measure.param("values", (10.0,))[0]), 0)
         ranked = batch.ranked(measure)
-        levels = batch.levels(measure)
-        status = batch.status(measure)
+        # only the rows shown: the first ``length`` of each topic
+        starts = ranked.offsets[:-1]
+        shown = np.minimum(np.diff(ranked.offsets), length)
+        offsets = np.zeros(len(shown) + 1, dtype=np.int64)
+        np.cumsum(shown, out=offsets[1:])
+        rows = np.repeat(starts - offsets[:-1], shown) + np.arange(offsets[-1])
+        levels = batch.levels(measure)[rows]
+        status = batch.status(measure)[rows]
         whole = np.floor(levels)                   # trec_eval reads levels with atol
         characters = np.where(whole > 9, ord(">"), 0).astype(np.uint8)
         small = (whole >= 0) & (whole <= 9)
         characters[small] = (whole[small] + ord("0")).astype(np.uint8)
         characters[status == 0] = ord("-")
         characters[status == UNJUDGED] = ord(".")
-        text = characters.tobytes()
-        starts = ranked.offsets[:-1].tolist()
-        stops = np.minimum(ranked.offsets[1:], ranked.offsets[:-1] + max(length, 0)).tolist()
+        text = characters.tobytes().decode("ascii")
+        bounds = offsets.tolist()
         column = np.empty(batch.n_topics, dtype=object)
-        column[:] = [text[a:b].decode("ascii") for a, b in zip(starts, stops)]
+        column[:] = [text[a:b] for a, b in zip(bounds, bounds[1:])]
         columns.append(column)
     return columns
 
