@@ -12,29 +12,10 @@ from libc.math cimport log, log2, isnan
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free, qsort
 
+from cgcore._checks cimport check_offsets, check_per_topic
 from cgcore._typedefs cimport gain_t, index_t
 
 import numpy as np
-
-
-cdef index_t _check_offsets(const index_t[::1] offsets, Py_ssize_t n_values, str name) except -1:
-    cdef Py_ssize_t t
-    if offsets.shape[0] < 1:
-        raise ValueError(f"{name} must hold at least one entry")
-    if offsets[0] < 0:
-        raise ValueError(f"{name}[0] is negative")
-    for t in range(offsets.shape[0] - 1):
-        if offsets[t + 1] < offsets[t]:
-            raise ValueError(f"{name} must be non-decreasing (at {t + 1})")
-    if offsets[offsets.shape[0] - 1] > n_values:
-        raise ValueError(f"{name}[-1] = {offsets[offsets.shape[0] - 1]} runs past {n_values} values")
-    return offsets.shape[0] - 1
-
-
-cdef int _check_per_topic(Py_ssize_t length, index_t n_topics, str name) except -1:
-    if length != n_topics:
-        raise ValueError(f"{name} has {length} entries for {n_topics} topics")
-    return 0
 
 
 # ---------------------------------------------------------------- ranking
@@ -67,7 +48,7 @@ def rank_topics(const gain_t[::1] scores, const index_t[::1] tie_keys,
 
     Scores must not be NaN (the caller rejects them): NaN has no order.
     """
-    cdef index_t n_topics = _check_offsets(offsets, scores.shape[0], "offsets")
+    cdef index_t n_topics = check_offsets(offsets, scores.shape[0], "offsets")
     if tie_keys.shape[0] != scores.shape[0]:
         raise ValueError(f"{tie_keys.shape[0]} tie keys for {scores.shape[0]} scores")
     order = np.empty(scores.shape[0], dtype=np.int64)
@@ -101,7 +82,7 @@ def rank_topics(const gain_t[::1] scores, const index_t[::1] tie_keys,
 def count_at_least(const gain_t[::1] levels, const index_t[::1] offsets, double level):
     """#{i in topic t : levels[i] >= level} per topic, as float64 (R, the number of
     relevant judgments, from a topic's judgment levels)."""
-    cdef index_t n_topics = _check_offsets(offsets, levels.shape[0], "offsets")
+    cdef index_t n_topics = check_offsets(offsets, levels.shape[0], "offsets")
     result = np.empty(n_topics, dtype=np.float64)
     cdef gain_t[::1] out = result
     cdef Py_ssize_t t, i
@@ -119,8 +100,8 @@ def relevant_in_top(const gain_t[::1] relevant, const index_t[::1] offsets,
                     const index_t[::1] cutoffs):
     """sum_{i <= min(k_t, N_t)} relevant[i] per topic, k_t = cutoffs[t]
     (P@k = this / k, recall@k = this / R, success@k = this > 0, Rprec with k_t = R)."""
-    cdef index_t n_topics = _check_offsets(offsets, relevant.shape[0], "offsets")
-    _check_per_topic(cutoffs.shape[0], n_topics, "cutoffs")
+    cdef index_t n_topics = check_offsets(offsets, relevant.shape[0], "offsets")
+    check_per_topic(cutoffs.shape[0], n_topics, "cutoffs")
     result = np.empty(n_topics, dtype=np.float64)
     cdef gain_t[::1] out = result
     cdef Py_ssize_t t, i, stop
@@ -141,8 +122,8 @@ def average_precision(const gain_t[::1] relevant, const index_t[::1] offsets,
                       const gain_t[::1] num_relevant, Py_ssize_t cutoff):
     """AP: sum over relevant ranks i <= cutoff of (relevant so far) / i, divided by R
     (R counts unretrieved relevant documents too); 0 when R = 0. Binary weights only."""
-    cdef index_t n_topics = _check_offsets(offsets, relevant.shape[0], "offsets")
-    _check_per_topic(num_relevant.shape[0], n_topics, "num_relevant")
+    cdef index_t n_topics = check_offsets(offsets, relevant.shape[0], "offsets")
+    check_per_topic(num_relevant.shape[0], n_topics, "num_relevant")
     if cutoff < 1:
         raise ValueError(f"cutoff must be >= 1, got {cutoff}")
     result = np.empty(n_topics, dtype=np.float64)
@@ -166,7 +147,7 @@ def average_precision(const gain_t[::1] relevant, const index_t[::1] offsets,
 
 def reciprocal_rank(const gain_t[::1] relevant, const index_t[::1] offsets, Py_ssize_t cutoff):
     """1 / (rank of the first relevant document within the cutoff), else 0."""
-    cdef index_t n_topics = _check_offsets(offsets, relevant.shape[0], "offsets")
+    cdef index_t n_topics = check_offsets(offsets, relevant.shape[0], "offsets")
     if cutoff < 1:
         raise ValueError(f"cutoff must be >= 1, got {cutoff}")
     result = np.zeros(n_topics, dtype=np.float64)
@@ -280,8 +261,8 @@ def trec_ndcg_rel_and_rndcg(const gain_t[::1] gains, const index_t[::1] offsets,
                             const gain_t[::1] ideal, const index_t[::1] ideal_offsets):
     """Per topic (ndcg_rel, Rndcg) from ranked gains and the topic's ideal gains
     (positive, sorted descending). Rndcg's "0 when num_rel = 0" rule is the caller's."""
-    cdef index_t n_topics = _check_offsets(offsets, gains.shape[0], "offsets")
-    if _check_offsets(ideal_offsets, ideal.shape[0], "ideal_offsets") != n_topics:
+    cdef index_t n_topics = check_offsets(offsets, gains.shape[0], "offsets")
+    if check_offsets(ideal_offsets, ideal.shape[0], "ideal_offsets") != n_topics:
         raise ValueError("gains and ideal cover different numbers of topics")
     ndcg_rel = np.empty(n_topics, dtype=np.float64)
     rndcg = np.empty(n_topics, dtype=np.float64)

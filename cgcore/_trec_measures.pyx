@@ -11,6 +11,7 @@ from libc.math cimport log2, lround, isfinite
 from libc.stdint cimport int8_t, int64_t
 from libc.stdlib cimport malloc, free
 
+from cgcore._checks cimport check_offsets, check_per_topic
 from cgcore._typedefs cimport gain_t, index_t
 
 import numpy as np
@@ -28,26 +29,6 @@ cdef enum:
 
 ROUND_NEAREST = ROUND_NEAREST_C
 ROUND_UP_FROM_TENTH = ROUND_UP_FROM_TENTH_C
-
-
-cdef index_t _check_offsets(const index_t[::1] offsets, Py_ssize_t n_values, str name) except -1:
-    cdef Py_ssize_t t
-    if offsets.shape[0] < 1:
-        raise ValueError(f"{name} must hold at least one entry")
-    if offsets[0] < 0:
-        raise ValueError(f"{name}[0] is negative")
-    for t in range(offsets.shape[0] - 1):
-        if offsets[t + 1] < offsets[t]:
-            raise ValueError(f"{name} must be non-decreasing (at {t + 1})")
-    if offsets[offsets.shape[0] - 1] > n_values:
-        raise ValueError(f"{name}[-1] = {offsets[offsets.shape[0] - 1]} runs past {n_values} values")
-    return offsets.shape[0] - 1
-
-
-cdef int _check_per_topic(Py_ssize_t length, index_t n_topics, str name) except -1:
-    if length != n_topics:
-        raise ValueError(f"{name} has {length} entries for {n_topics} topics")
-    return 0
 
 
 cdef int _check_counts(const gain_t[::1] counts, str name) except -1:
@@ -69,6 +50,28 @@ cdef int _check_fractions(const gain_t[::1] points) except -1:
 
 # ---------------------------------------------------------------- interpolated precision
 
+cdef inline int64_t _count_relevant(const gain_t[::1] relevant, Py_ssize_t start,
+                                    Py_ssize_t n) noexcept nogil:
+    """How many of rows start .. start + n are relevant (num_rel_ret)."""
+    cdef Py_ssize_t i
+    cdef int64_t count = 0
+    for i in range(start, start + n):
+        if relevant[i] != 0.0:
+            count += 1
+    return count
+
+
+cdef inline void _relevant_cutoffs(int64_t* cutoffs, const gain_t[::1] points, int64_t num_rel,
+                                   int rounding) noexcept nogil:
+    """Each fraction of R as a number of documents, rounded as trec_eval rounds."""
+    cdef Py_ssize_t j
+    for j in range(points.shape[0]):
+        if rounding == ROUND_NEAREST_C:
+            cutoffs[j] = lround(points[j] * <gain_t>num_rel)
+        else:
+            cutoffs[j] = <int64_t>(points[j] * <gain_t>num_rel + 0.9)
+
+
 def interpolated_precision(const gain_t[::1] relevant, const index_t[::1] offsets,
                            const gain_t[::1] num_relevant, const gain_t[::1] points,
                            int rounding):
@@ -81,8 +84,8 @@ def interpolated_precision(const gain_t[::1] relevant, const index_t[::1] offset
     (values, sums): a topics x points table (0 where never assigned), and per topic
     the sum of the assigned values in the order assigned (11pt_avg = sum / n).
     """
-    cdef index_t n_topics = _check_offsets(offsets, relevant.shape[0], "offsets")
-    _check_per_topic(num_relevant.shape[0], n_topics, "num_relevant")
+    cdef index_t n_topics = check_offsets(offsets, relevant.shape[0], "offsets")
+    check_per_topic(num_relevant.shape[0], n_topics, "num_relevant")
     _check_counts(num_relevant, "num_relevant")
     _check_fractions(points)
     if rounding != ROUND_NEAREST_C and rounding != ROUND_UP_FROM_TENTH_C:
@@ -103,15 +106,8 @@ def interpolated_precision(const gain_t[::1] relevant, const index_t[::1] offset
             start = offsets[t]
             num_ret = offsets[t + 1] - start
             num_rel = <int64_t>num_relevant[t]
-            num_rel_ret = 0
-            for i in range(num_ret):
-                if relevant[start + i] != 0.0:
-                    num_rel_ret += 1
-            for j in range(n_points):
-                if rounding == ROUND_NEAREST_C:
-                    cutoffs[j] = lround(points[j] * <gain_t>num_rel)
-                else:
-                    cutoffs[j] = <int64_t>(points[j] * <gain_t>num_rel + 0.9)
+            num_rel_ret = _count_relevant(relevant, start, num_ret)
+            _relevant_cutoffs(cutoffs, points, num_rel, rounding)
             if num_ret == 0:
                 continue        # trec_eval: 0 / 0; here every value stays 0
             current_cut = n_points - 1
@@ -147,8 +143,8 @@ def precision_at_r_multiples(const gain_t[::1] relevant, const index_t[::1] offs
     """Rprec_mult (m_Rprec_mult.c): precision at c_j = (long) (points[j] * R + 0.9)
     documents, c_j beyond the ranking counting the missing ones as non-relevant.
     Returns a topics x points table (0 where trec_eval assigns nothing)."""
-    cdef index_t n_topics = _check_offsets(offsets, relevant.shape[0], "offsets")
-    _check_per_topic(num_relevant.shape[0], n_topics, "num_relevant")
+    cdef index_t n_topics = check_offsets(offsets, relevant.shape[0], "offsets")
+    check_per_topic(num_relevant.shape[0], n_topics, "num_relevant")
     _check_counts(num_relevant, "num_relevant")
     _check_fractions(points)
     cdef Py_ssize_t n_points = points.shape[0]
@@ -165,12 +161,8 @@ def precision_at_r_multiples(const gain_t[::1] relevant, const index_t[::1] offs
             start = offsets[t]
             num_ret = offsets[t + 1] - start
             num_rel = <int64_t>num_relevant[t]
-            num_rel_ret = 0
-            for i in range(num_ret):
-                if relevant[start + i] != 0.0:
-                    num_rel_ret += 1
-            for j in range(n_points):
-                cutoffs[j] = <int64_t>(points[j] * <gain_t>num_rel + 0.9)
+            num_rel_ret = _count_relevant(relevant, start, num_ret)
+            _relevant_cutoffs(cutoffs, points, num_rel, ROUND_UP_FROM_TENTH_C)
             current_cut = n_points - 1
             while current_cut >= 0 and cutoffs[current_cut] > num_ret:
                 out[t, current_cut] = <gain_t>num_rel_ret / <gain_t>cutoffs[current_cut]
@@ -197,9 +189,9 @@ def binary_preference(const int8_t[::1] status, const index_t[::1] offsets,
     min(N, R), n the judged non-relevant ranked above it and N all judged non-relevant
     (1 when n = 0); summed, divided by R (0 when R = 0). Documents not judged are
     skipped."""
-    cdef index_t n_topics = _check_offsets(offsets, status.shape[0], "offsets")
-    _check_per_topic(num_relevant.shape[0], n_topics, "num_relevant")
-    _check_per_topic(num_nonrelevant.shape[0], n_topics, "num_nonrelevant")
+    cdef index_t n_topics = check_offsets(offsets, status.shape[0], "offsets")
+    check_per_topic(num_relevant.shape[0], n_topics, "num_relevant")
+    check_per_topic(num_nonrelevant.shape[0], n_topics, "num_nonrelevant")
     _check_counts(num_relevant, "num_relevant")
     _check_counts(num_nonrelevant, "num_nonrelevant")
     result = np.zeros(n_topics, dtype=np.float64)
@@ -235,8 +227,8 @@ def inferred_average_precision(const int8_t[::1] status, const index_t[::1] offs
     j > 0, 1/(j+1) + (j/(j+1)) * ((r - 1 + n + u) / j) * ((r - 1 + e) / (r - 1 + n + 2e)),
     r the relevant so far (itself included), n judged non-relevant and u pooled but
     unjudged above it, e = 1e-5; 1 at rank 0; summed, divided by R (0 when R = 0)."""
-    cdef index_t n_topics = _check_offsets(offsets, status.shape[0], "offsets")
-    _check_per_topic(num_relevant.shape[0], n_topics, "num_relevant")
+    cdef index_t n_topics = check_offsets(offsets, status.shape[0], "offsets")
+    check_per_topic(num_relevant.shape[0], n_topics, "num_relevant")
     _check_counts(num_relevant, "num_relevant")
     result = np.zeros(n_topics, dtype=np.float64)
     cdef gain_t[::1] out = result
@@ -282,8 +274,8 @@ def binary_gain(const gain_t[::1] relevant, const index_t[::1] offsets,
                 const gain_t[::1] num_relevant):
     """binG (m_binG.c): sum over relevant retrieved documents (0-based rank i, the r-th
     relevant) of 1 / log2(2 + i - r + 1), divided by R; 0 when none is retrieved."""
-    cdef index_t n_topics = _check_offsets(offsets, relevant.shape[0], "offsets")
-    _check_per_topic(num_relevant.shape[0], n_topics, "num_relevant")
+    cdef index_t n_topics = check_offsets(offsets, relevant.shape[0], "offsets")
+    check_per_topic(num_relevant.shape[0], n_topics, "num_relevant")
     result = np.zeros(n_topics, dtype=np.float64)
     cdef gain_t[::1] out = result
     cdef Py_ssize_t t, i
@@ -306,7 +298,7 @@ def geometric_sums(const gain_t[::1] weights, const index_t[::1] offsets, double
     """Per topic, sum_i w_i p^i over the ranked rows with w_i != 0 (p^i by repeated
     multiplication, as m_rbp.c and m_rbp_resid.c compute it), and p^N. Returns
     (sums, p_to_the_n)."""
-    cdef index_t n_topics = _check_offsets(offsets, weights.shape[0], "offsets")
+    cdef index_t n_topics = check_offsets(offsets, weights.shape[0], "offsets")
     if not isfinite(p):
         raise ValueError(f"p must be finite, got {p}")
     sums = np.zeros(n_topics, dtype=np.float64)
@@ -334,8 +326,8 @@ def cost_gain(const gain_t[::1] gains, const index_t[::1] offsets,
     g_i / log2(2 + C_i - S_i), S_i the gain so far and C_i = sum_{j <= i} max(I_j, 1)
     (I the ideal gains, 0 past their end); divided by the sum of the ideal gains (0 when
     that is 0). ``ideal``: each topic's positive judged gains, sorted descending."""
-    cdef index_t n_topics = _check_offsets(offsets, gains.shape[0], "offsets")
-    if _check_offsets(ideal_offsets, ideal.shape[0], "ideal_offsets") != n_topics:
+    cdef index_t n_topics = check_offsets(offsets, gains.shape[0], "offsets")
+    if check_offsets(ideal_offsets, ideal.shape[0], "ideal_offsets") != n_topics:
         raise ValueError("gains and ideal cover different numbers of topics")
     result = np.zeros(n_topics, dtype=np.float64)
     cdef gain_t[::1] out = result

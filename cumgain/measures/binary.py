@@ -132,15 +132,22 @@ def _by_variant(measures: list, batch: Batch) -> dict:
     return groups
 
 
-def _iprec_at_recall(measures: list, batch: Batch) -> list:
-    """All recall points of a variant in one pass, as trec_eval computes them."""
+def _at_points(measures: list, batch: Batch, table_of) -> list:
+    """Measures with a fractional cut-off (``at``): for each variant (judged_only, rel),
+    one ``table_of(first_measure, points)`` (topics x the variant's sorted points), as
+    trec_eval computes all its cut-offs in one pass."""
     out = {}
     for group in _by_variant(measures, batch).values():
         points = sorted({m.param("at") for m in group})
-        table, _ = _interpolated(batch, group, np.array(points))
+        table = table_of(group[0], np.array(points, dtype=np.float64))
         for measure in group:
             out[measure.name] = np.ascontiguousarray(table[:, points.index(measure.param("at"))])
     return [out[m.name] for m in measures]
+
+
+def _iprec_at_recall(measures: list, batch: Batch) -> list:
+    return _at_points(measures, batch,
+                      lambda measure, points: _interpolated(batch, [measure], points)[0])
 
 
 def _eleven_point_average(measures: list, batch: Batch) -> list:
@@ -156,16 +163,11 @@ def _eleven_point_average(measures: list, batch: Batch) -> list:
 
 
 def _r_multiples(measures: list, batch: Batch) -> list:
-    out = {}
-    for group in _by_variant(measures, batch).values():
-        points = sorted({m.param("at") for m in group})
-        ranked = batch.ranked(group[0])
-        table = trec_kernels.precision_at_r_multiples(
-            batch.relevant(group[0]), ranked.offsets, batch.num_relevant(group[0]),
-            np.array(points, dtype=np.float64))
-        for measure in group:
-            out[measure.name] = np.ascontiguousarray(table[:, points.index(measure.param("at"))])
-    return [out[m.name] for m in measures]
+    def table_of(measure, points):
+        return trec_kernels.precision_at_r_multiples(
+            batch.relevant(measure), batch.ranked(measure).offsets,
+            batch.num_relevant(measure), points)
+    return _at_points(measures, batch, table_of)
 
 
 def _set_counts(batch: Batch, measure) -> tuple:
@@ -174,38 +176,33 @@ def _set_counts(batch: Batch, measure) -> tuple:
             batch.num_relevant(measure))
 
 
-def _set_precision(measures: list, batch: Batch) -> list:
-    columns = []
-    for measure in measures:
-        found, retrieved, _ = _set_counts(batch, measure)
-        columns.append(safe_ratio(found, retrieved))
-    return columns
+def _of_set_counts(formula):
+    """A compute function: ``formula(num_rel_ret, N, R)`` per measure, as float64 arrays."""
+    def compute(measures: list, batch: Batch) -> list:
+        return [formula(*_set_counts(batch, measure)) for measure in measures]
+    compute.__doc__ = formula.__doc__
+    return compute
 
 
-def _set_relative_precision(measures: list, batch: Batch) -> list:
-    columns = []
-    for measure in measures:
-        found, retrieved, relevant = _set_counts(batch, measure)
-        both = (retrieved > 0) & (relevant > 0)
-        columns.append(safe_ratio(found, np.where(both, np.minimum(retrieved, relevant), 0)))
-    return columns
+def _set_precision(found, retrieved, relevant):
+    """num_rel_ret / N, 0 when N is 0."""
+    return safe_ratio(found, retrieved)
 
 
-def _set_recall(measures: list, batch: Batch) -> list:
-    columns = []
-    for measure in measures:
-        found, _, relevant = _set_counts(batch, measure)
-        columns.append(safe_ratio(found, relevant))
-    return columns
+def _set_relative_precision(found, retrieved, relevant):
+    """num_rel_ret / min(N, R), 0 when N or R is 0."""
+    both = (retrieved > 0) & (relevant > 0)
+    return safe_ratio(found, np.where(both, np.minimum(retrieved, relevant), 0))
 
 
-def _set_map(measures: list, batch: Batch) -> list:
+def _set_recall(found, retrieved, relevant):
+    """num_rel_ret / R, 0 when R is 0."""
+    return safe_ratio(found, relevant)
+
+
+def _set_map(found, retrieved, relevant):
     """num_rel_ret^2 / (N R) (set precision times set recall), 0 when N or R is 0."""
-    columns = []
-    for measure in measures:
-        found, retrieved, relevant = _set_counts(batch, measure)
-        columns.append(safe_ratio(found * found, retrieved * relevant))
-    return columns
+    return safe_ratio(found * found, retrieved * relevant)
 
 
 def _set_f(measures: list, batch: Batch) -> list:
@@ -319,16 +316,16 @@ FAMILIES_HERE = {family.name: family for family in (
     Family("success", "1 if found(k) > 0, else 0", _success, trec="cutoffs",
            trec_defaults=SUCCESS_CUTOFFS, ir_names=("Success",), ir_params=_RANKED,
            at="cutoff_required", ordered=True, source="trec_eval m_success.c"),
-    Family("set_P", "num_rel_ret / N", _set_precision, trec="plain", ir_names=("SetP",),
-           ir_params=("rel", "relative", "judged_only"), redirect=_redirect_set_p,
-           source="trec_eval m_set_P.c"),
-    Family("set_relative_P", "num_rel_ret / min(N, R)", _set_relative_precision,
+    Family("set_P", "num_rel_ret / N", _of_set_counts(_set_precision), trec="plain",
+           ir_names=("SetP",), ir_params=("rel", "relative", "judged_only"),
+           redirect=_redirect_set_p, source="trec_eval m_set_P.c"),
+    Family("set_relative_P", "num_rel_ret / min(N, R)", _of_set_counts(_set_relative_precision),
            trec="plain", ir_names=("SetRelP",), ir_params=_RANKED,
            source="trec_eval m_set_rel_P.c"),
-    Family("set_recall", "num_rel_ret / R", _set_recall, trec="plain", ir_names=("SetR",),
-           ir_params=("rel",), source="trec_eval m_set_recall.c"),
-    Family("set_map", "num_rel_ret^2 / (N R)", _set_map, trec="plain", ir_names=("SetAP",),
-           ir_params=_RANKED, source="trec_eval m_set_map.c"),
+    Family("set_recall", "num_rel_ret / R", _of_set_counts(_set_recall), trec="plain",
+           ir_names=("SetR",), ir_params=("rel",), source="trec_eval m_set_recall.c"),
+    Family("set_map", "num_rel_ret^2 / (N R)", _of_set_counts(_set_map), trec="plain",
+           ir_names=("SetAP",), ir_params=_RANKED, source="trec_eval m_set_map.c"),
     Family("set_F", "(beta + 1) P R / (beta P + R) of the set precision and recall "
            "(beta = 1)", _set_f, trec="floats", trec_defaults=(1.0,), ir_names=("SetF",),
            ir_params=("rel", "beta", "judged_only"), source="trec_eval m_set_F.c"),
