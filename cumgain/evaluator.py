@@ -502,8 +502,11 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     ``qrels`` / ``run``: TREC file paths (plain or gzip), ``{qid: {docid: value}}``
     dicts, pandas DataFrames, or loaded :class:`~cumgain.trec_io.Qrels` /
     :class:`~cumgain.trec_io.Run`; ``qrels`` also judgments read once for many runs by
-    :func:`~cumgain.prepare_qrels`. ``measures``: names in any supported spelling
-    (see :mod:`cumgain.measures`). Policies: see the module docstring. The ranking
+    :func:`~cumgain.prepare_qrels`, judgment groups
+    (:func:`~cumgain.load_judgment_groups`: the ``*_avgjg`` measures) or preference
+    judgments (:func:`~cumgain.load_preferences`: the ``prefs_*`` measures).
+    ``measures``: names in any supported spelling, or :class:`~cumgain.measures.Measure`
+    objects (see :mod:`cumgain.measures`). Policies: see the module docstring. The ranking
     half is :func:`rank`. ``threads``: how many threads may work on one evaluation
     (None: the available cores, at most 4): plain qrels and run files are read in
     parts of at least 4 MiB, and the measures of a batch of a million ranked rows or

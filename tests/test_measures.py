@@ -14,7 +14,7 @@ from hypothesis import given, strategies as st
 
 import cumgain
 from cumgain import InputError, evaluate
-from cumgain.measures import FAMILIES, NICKNAMES, TREC_ORDER, parse_measure, parse_measures
+from cumgain.measures import FAMILIES, NICKNAMES, TREC_ORDER, parse_measure
 from cumgain.measures.docs import markdown_table
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -217,7 +217,8 @@ def test_utility_uses_the_collection_size():
     run = {"q": {"a": 2.0, "c": 1.0}}
     result = evaluate(qrels, run, ["utility", "utility.2,-1,-3,0.5"], collection_size=100)
     assert result.values["utility"].tolist() == [1 * 1 - 1 * 1 + 0 + 0]
-    assert result.values["utility_2,-1,-3,0.5"].tolist() == [2 - 1 - 3 * 1 + 0.5 * (100 + 1 - 2 - 2)]
+    assert result.values["utility_2,-1,-3,0.5"].tolist() == \
+        [2 - 1 - 3 * 1 + 0.5 * (100 + 1 - 2 - 2)]
 
 
 def test_recall_cutoffs_of_trec_eval_10_and_9():

@@ -39,7 +39,8 @@ from cumgain.preferences import (
 
 _shared = Path(__file__).resolve().parents[1].parent / "shared"
 TESTS = _shared / "data" / "trec_eval_tests"
-needs_shared = pytest.mark.skipif(not TESTS.is_dir(), reason="../shared is not beside this checkout")
+needs_shared = pytest.mark.skipif(not TESTS.is_dir(),
+                                  reason="../shared is not beside this checkout")
 
 
 def write(tmp_path: Path, text: str, name: str = "prefs") -> Path:
