@@ -381,6 +381,10 @@ def test_help_and_version():
     assert completed.returncode == 0 and b"-q" in completed.stdout and b"-c" in completed.stdout
     completed = run_script(["-v"])
     assert completed.returncode == 0 and completed.stdout.startswith(b"cumgain-trec-eval ")
+    completed = run_script(["-h", "-m", "bpref", "-m", "qrels_jg"])     # as trec_eval -h -m
+    text = completed.stdout.decode()
+    assert completed.returncode == 0 and "Individual measure documentation" in text
+    assert "bpref\n" in text and "Buckley" in text and "map_avgjg\n" in text
 
 
 def test_subcommand_is_the_same_program():
