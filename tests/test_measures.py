@@ -92,7 +92,7 @@ def test_spellings_of_the_same_measure():
     assert key("NumRet(rel=2)") == ("num_rel_ret", None, 2.0, ())
     assert key("NumRelRet") == ("num_rel_ret", None, None, ())
     assert key("SetP(relative=True)") == key("SetRelP")[:1] + (None, None, ())
-    assert key("SetF(beta=0.5)") == ("set_F", None, None, (("values", (0.5,)),))
+    assert key("SetF(beta=0.5)") == ("set_F", None, None, (("beta", 0.5),))
     assert key("IPrec@0.5") == ("iprec_at_recall", None, None, (("at", 0.5),))
     assert parse_measure("iprec_at_recall_0.10")[0].name == "iprec_at_recall_0.10"
     assert [m.name for m in parse_measure("ndcg_cut_20,4")] == ["ndcg_cut_4", "ndcg_cut_20"]

@@ -30,8 +30,9 @@ AGGREGATES = ("mean", "sum", "gmean", "first", "none")
 KINDS = ("float", "count", "text")
 
 #: What a family is computed from: a ranked run joined with qrels (``ranking``),
-#: trec_eval's judgment groups (``-R qrels_jg``), or preference judgments (``-R prefs``).
-INPUTS = ("ranking", "judgment_groups", "preferences")
+#: trec_eval's judgment groups (``-R qrels_jg``), preference judgments (``-R prefs``),
+#: or subtopic judgments (ndeval's ``qid subtopic docno rel``: the diversity measures).
+INPUTS = ("ranking", "judgment_groups", "preferences", "subtopics")
 
 
 @dataclass(frozen=True)

@@ -210,7 +210,7 @@ def _set_f(measures: list, batch: Batch) -> list:
     nothing relevant is retrieved."""
     columns = []
     for measure in measures:
-        beta = values_of(measure, FAMILIES_HERE["set_F"])[0]
+        beta = measure.param("beta", values_of(measure, FAMILIES_HERE["set_F"])[0])
         found, retrieved, relevant = _set_counts(batch, measure)
         with np.errstate(divide="ignore", invalid="ignore"):
             precision = found / retrieved

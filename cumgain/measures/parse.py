@@ -281,7 +281,41 @@ def _read_base(value: Any, spelling: str) -> dict:
 def _read_beta(value: Any, spelling: str) -> dict:
     if not _number(value) or value < 0:
         raise InputError(f"measure {spelling!r}: beta must be a number >= 0")
-    return {"params": (("values", (float(value),)),)}
+    return {"params": (("beta", float(value)),)}
+
+
+def _read_p(value: Any, spelling: str) -> dict:
+    if not _number(value) or not 0 <= value <= 1:
+        raise InputError(f"measure {spelling!r}: p must be a number in [0, 1]")
+    return {"params": (("p", float(value)),)}
+
+
+def _read_alpha(value: Any, spelling: str) -> dict:
+    if not _number(value) or not 0 <= value <= 1:
+        raise InputError(f"measure {spelling!r}: alpha must be a number in [0, 1]")
+    return {"params": (("alpha", float(value)),)}
+
+
+def _read_total_gain(value: Any, spelling: str) -> dict:
+    if not _number(value) or not value > 0:
+        raise InputError(f"measure {spelling!r}: T must be a number > 0")
+    return {"params": (("T", float(value)),)}
+
+
+def _read_whole(name: str):
+    def read(value: Any, spelling: str) -> dict:
+        if isinstance(value, bool) or not isinstance(value, int) or not -2 ** 31 < value < 2 ** 31:
+            raise InputError(f"measure {spelling!r}: {name} must be a whole number")
+        return {"params": ((name, value),)}
+    return read
+
+
+def _read_flag(name: str):
+    def read(value: Any, spelling: str) -> dict:
+        if not isinstance(value, bool):
+            raise InputError(f"measure {spelling!r}: {name} must be True or False")
+        return {"params": ((name, value),)}
+    return read
 
 
 def _read_relative(value: Any, spelling: str) -> dict:
@@ -295,7 +329,9 @@ def _read_relative(value: Any, spelling: str) -> dict:
 PARAMS: dict = {
     "rel": _read_rel, "judged_only": _read_judged_only, "gains": _read_gains,
     "dcg": _read_dcg, "discount": _read_discount, "base": _read_base, "beta": _read_beta,
-    "relative": _read_relative,
+    "relative": _read_relative, "p": _read_p, "alpha": _read_alpha, "T": _read_total_gain,
+    "min_rel": _read_whole("min_rel"), "max_rel": _read_whole("max_rel"),
+    "normalize": _read_flag("normalize"),
 }
 
 _IR_FORM = re.compile(r"(?P<name>[A-Za-z_]\w*)(?:\((?P<args1>.*)\))?"
@@ -333,7 +369,9 @@ def _parse_ir(spelling: str) -> Optional[Measure]:
         if key in options.get("_given", ()):
             raise InputError(f"measure {spelling!r}: {key} given twice")
         options.setdefault("_given", []).append(key)
-        options.update(PARAMS[key](_literal(raw), spelling))
+        read = PARAMS[key](_literal(raw), spelling)
+        options["params"] = options.get("params", ()) + read.pop("params", ())
+        options.update(read)
     options.pop("_given", None)
     at = match.group("at")
     cutoff = None
@@ -354,6 +392,7 @@ def _parse_ir(spelling: str) -> Optional[Measure]:
         raise InputError(f"measure {spelling!r}: {name} needs a cut-off, like {name}@10")
     target = family.redirect(options, cutoff) if family.redirect else family.name
     options.pop("relative", None)
+    options["params"] = tuple(sorted(options.get("params", ())))
     return Measure(spelling, target, cutoff=cutoff, **options)
 
 
