@@ -6,7 +6,9 @@ A mapping is given as
     (the paper's ``0-1-1-1``, ``0-1-2-3``, ``0-1-10-100``, ``0-0-0-1``, or any such list);
   * ``"exponential"`` (also ``"exp"``, ``"2^rel-1"``): gain = 2**level - 1;
   * a dict ``{level: gain}``;
-  * a callable ``level -> gain``.
+  * a callable ``level -> gain``;
+  * any named scheme followed by ``>=N`` (``"identity>=2"``, ``"exponential>=2"``): levels
+    below N get gain 0 (ranx's ``-lN``, which drops lower judgments from gains and ideal).
 
 Negative levels mean "judged non-relevant" (trec_eval) and get gain 0 under every
 mapping unless a dict or callable maps them explicitly. A level that a named scheme
@@ -75,6 +77,16 @@ def _from_table(table: Mapping[float, float], name: str) -> Callable[[float], fl
     return gain_of_level
 
 
+_AT_LEAST = re.compile(r"^\s*(.+?)\s*>=\s*(-?\d+(?:\.\d+)?)\s*$")
+
+
+def _from_level(mapping: "GainMapping", threshold: float, name: str) -> "GainMapping":
+    """``mapping``, with gain 0 for the levels below ``threshold``."""
+    def gain_of_level(level: float) -> float:
+        return mapping.gain_of_level(level) if level >= threshold else 0.0
+    return GainMapping(name, gain_of_level)
+
+
 def gain_mapping(spec: GainSpec = "identity") -> GainMapping:
     """Turn a gain specification into a :class:`GainMapping`.
 
@@ -85,6 +97,9 @@ def gain_mapping(spec: GainSpec = "identity") -> GainMapping:
     """
     if isinstance(spec, GainMapping):
         return spec
+    if isinstance(spec, str) and _AT_LEAST.match(spec):
+        scheme, threshold = _AT_LEAST.match(spec).groups()
+        return _from_level(gain_mapping(scheme), float(threshold), spec)
     if isinstance(spec, str):
         key = spec.strip().lower()
         if key in ("identity", "linear"):

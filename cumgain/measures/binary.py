@@ -53,9 +53,36 @@ def _recall(measures: list, batch: Batch) -> list:
             for m in measures]
 
 
+def _cutoffs_of(batch: Batch, measure) -> np.ndarray:
+    """Per topic, the measure's cut-off k, or N (the whole ranking) without one."""
+    return _constant(batch, measure.cutoff) if measure.cutoff is not None \
+        else batch.num_retrieved(measure)
+
+
 def _success(measures: list, batch: Batch) -> list:
-    return [(_found(batch, m, _constant(batch, m.cutoff)) > 0).astype(np.float64)
+    return [(_found(batch, m, _cutoffs_of(batch, m)) > 0).astype(np.float64)
             for m in measures]
+
+
+def _hits(measures: list, batch: Batch) -> list:
+    """found(k): relevant documents in the top k (ranx's hits; averaged over topics)."""
+    return [_found(batch, m, _cutoffs_of(batch, m)) for m in measures]
+
+
+def _f1(measures: list, batch: Batch) -> list:
+    """ranx's f1@k: 2 (P R) / (P + R) with P = found(k) / k and R = found(k) / R_total
+    (k = N without a cut-off); 0 when R_total, k or P + R is 0."""
+    columns = []
+    for measure in measures:
+        k = _cutoffs_of(batch, measure).astype(np.float64)
+        found = _found(batch, measure, _cutoffs_of(batch, measure))
+        relevant = batch.num_relevant(measure)
+        precision = safe_ratio(found, k)
+        recall = safe_ratio(found, relevant)
+        total = precision + recall
+        columns.append(np.where((relevant > 0) & (k > 0) & (total > 0),
+                                2 * safe_ratio(precision * recall, total), 0.0))
+    return columns
 
 
 def _r_precision(measures: list, batch: Batch) -> list:
@@ -313,9 +340,15 @@ FAMILIES_HERE = {family.name: family for family in (
            trec_defaults=TREC_CUTOFFS, ordered=True, source="trec_eval m_map_cut.c"),
     Family("relative_P", "found(k) / min(k, R)", _relative_precision, trec="cutoffs",
            trec_defaults=TREC_CUTOFFS, source="trec_eval m_rel_P.c"),
-    Family("success", "1 if found(k) > 0, else 0", _success, trec="cutoffs",
-           trec_defaults=SUCCESS_CUTOFFS, ir_names=("Success",), ir_params=_RANKED,
-           at="cutoff_required", ordered=True, source="trec_eval m_success.c"),
+    Family("success", "1 if found(k) > 0, else 0 (k = N without a cut-off)", _success,
+           trec="cutoffs", trec_defaults=SUCCESS_CUTOFFS, ir_names=("Success",),
+           ir_params=_RANKED, at="cutoff", ordered=True, source="trec_eval m_success.c"),
+    Family("hits", "found(k): relevant documents in the top k (k = N without a cut-off), "
+           "averaged over topics", _hits, ir_names=("Hits",), ir_params=_RANKED, at="cutoff",
+           source="ranx metrics/hits.py"),
+    Family("f1", "2 P R / (P + R) at k, P = found(k) / k, R = found(k) / R", _f1,
+           ir_names=("F1",), ir_params=_RANKED, at="cutoff", ordered=True,
+           source="ranx metrics/f1.py"),
     Family("set_P", "num_rel_ret / N", _of_set_counts(_set_precision), trec="plain",
            ir_names=("SetP",), ir_params=("rel", "relative", "judged_only"),
            redirect=_redirect_set_p, source="trec_eval m_set_P.c"),

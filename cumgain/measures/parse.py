@@ -396,6 +396,42 @@ def _parse_ir(spelling: str) -> Optional[Measure]:
     return Measure(spelling, target, cutoff=cutoff, **options)
 
 
+# ---------------------------------------------------------------- ranx's syntax
+
+#: ranx's metric names (ranx/metrics/__init__.py) -> the ir form they mean: {at} is
+#: "@k" or "", {rel} is ranx's relevance level (``-lN``, default 1). ranx drops the
+#: judgments below the level from gains and ideal alike ("identity>=N" gains).
+RANX_NAMES = {
+    "hits": "Hits(rel={rel}){at}", "hit_rate": "Success(rel={rel}){at}",
+    "precision": "P(rel={rel}){at}", "recall": "R(rel={rel}){at}", "f1": "F1(rel={rel}){at}",
+    "r-precision": "Rprec(rel={rel})", "mrr": "RR(rel={rel}){at}",
+    "map": "AP(rel={rel}){at}", "ndcg": "nDCG(gains='identity>={rel}'){at}",
+    "ndcg_burges": "nDCG(gains='exponential>={rel}'){at}",
+    "dcg": "DCG(gains='identity>={rel}'){at}",
+    "dcg_burges": "DCG(gains='exponential>={rel}'){at}", "bpref": "Bpref(rel={rel})",
+}
+_WITHOUT_CUTOFF = {"precision": "SetP(rel={rel})", "recall": "SetR(rel={rel})"}
+_RANX_FORM = re.compile(r"(?P<name>[a-z0-9_\-]+?)(?:@(?P<k>\d+))?(?:-l(?P<rel>\d+))?")
+
+
+def _parse_ranx(spelling: str) -> Optional[Measure]:
+    """ranx's spellings (``ndcg@10``, ``map@100-l2``, ``hit_rate@5``, ``r-precision``),
+    or None if ``spelling`` is not one. A cut-off of 0 or none means the whole ranking,
+    as in ranx."""
+    match = _RANX_FORM.fullmatch(spelling)
+    if not match or match.group("name") not in RANX_NAMES:
+        return None
+    name, k = match.group("name"), int(match.group("k") or 0)
+    template = RANX_NAMES[name] if k or name not in _WITHOUT_CUTOFF else _WITHOUT_CUTOFF[name]
+    if k and "{at}" not in template:
+        raise InputError(f"measure {spelling!r}: ranx's {name} takes no cut-off")
+    ir_form = template.format(at=f"@{k}" if k else "", rel=int(match.group("rel") or 1))
+    measure = _parse_ir(ir_form)
+    return Measure(spelling, measure.family, cutoff=measure.cutoff, gains=measure.gains,
+                   gain_fallback=measure.gain_fallback, relevance_level=measure.relevance_level,
+                   params=measure.params)
+
+
 # ---------------------------------------------------------------- entry points
 
 def _render(family: Family, name: str, rest: str) -> list:
@@ -456,6 +492,8 @@ def parse_measure(spelling: Union[str, Measure]) -> list:
     if measures is not None:
         return measures
     measure = _parse_ir(compact)
+    if measure is None:
+        measure = _parse_ranx(compact)
     if measure is not None:
         return [measure]
     close = _suggestions(compact)
