@@ -102,10 +102,10 @@ def test_spellings_of_the_same_measure():
 
 
 @pytest.mark.parametrize("spelling, suggestions", [
-    ("ndcg@10", ["nDCG@10", "ndcg_cut.10"]),
-    ("mrr@10", ["RR@10", "MRR@10"]),
+    ("Ndcg@10", ["nDCG@10", "ndcg_cut.10"]),      # (ndcg@10 is ranx's spelling)
+    ("Mrr@10", ["RR@10", "MRR@10"]),
     ("BPREF", ["Bpref", "bpref"]),
-    ("map@100", ["AP@100", "map_cut.100"]),
+    ("Map@100", ["AP@100", "map_cut.100"]),
     ("ndcg_cutt.10", ["ndcg_cut.10"]),
 ])
 def test_did_you_mean_lists_each_spelling_once(spelling, suggestions):
