@@ -82,6 +82,13 @@ class _Parser(argparse.ArgumentParser):
                   f"{self.prog}: error: {message} (see {self.prog} -h)\n")
 
 
+def refuse_existing(path, overwrite: bool) -> None:
+    """A usage error if ``path`` exists (a dangling link counts) and --overwrite is not
+    given; cumgain.atomic makes the same check again when it writes."""
+    if not overwrite and os.path.lexists(path):
+        raise Failure(EXIT_USAGE, f"{os.fspath(path)} exists; pass --overwrite to replace it")
+
+
 def _one_line(text: str) -> str:
     return " ".join(str(text).split("\n"))
 
