@@ -98,7 +98,10 @@ def atomic_path(path: PathLike, *, overwrite: bool = False,
     target = os.fspath(path)
     refuse_existing(target, overwrite, hint)
     temp = _sibling(target, TEMP_MARK)
-    os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))   # umask applies
+    try:
+        os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # umask applies
+    except OSError as error:             # name the file asked for, not the temporary
+        raise OSError(error.errno, error.strerror, target) from None
     try:
         yield temp
         with open(temp, "rb+") as written:
@@ -125,7 +128,10 @@ def atomic_open(path: PathLike, mode: str = "wb", *, overwrite: bool = False,
 def _contains(folder: str, path: str) -> bool:
     """Whether ``path`` is ``folder`` or inside it (after resolving links)."""
     folder, path = os.path.realpath(folder), os.path.realpath(path)
-    return os.path.commonpath([folder, path]) == folder
+    try:
+        return os.path.commonpath([folder, path]) == folder
+    except ValueError:                   # on different drives (Windows)
+        return False
 
 
 def refuse_unsafe_folder(path: PathLike, protect: Iterable[PathLike] = ()) -> None:
@@ -141,9 +147,12 @@ def refuse_unsafe_folder(path: PathLike, protect: Iterable[PathLike] = ()) -> No
                              "cumgain will not replace it")
 
 
-def _check_folder_target(target: str, overwrite: bool, hint: str,
-                         replaceable: Optional[Callable[[str], None]],
-                         protect: Iterable[PathLike]) -> None:
+def check_folder(path: PathLike, *, overwrite: bool = False, hint: str = "overwrite=True",
+                 replaceable: Optional[Callable[[str], None]] = None,
+                 protect: Iterable[PathLike] = ()) -> None:
+    """The checks :func:`atomic_dir` makes before it writes ``path``; callers may run
+    them earlier, before long work. Raise :class:`InputError` to refuse."""
+    target = os.fspath(path)
     refuse_existing(target, overwrite, hint)
     if not os.path.lexists(target):
         return
@@ -186,7 +195,8 @@ def atomic_dir(path: PathLike, *, overwrite: bool = False, hint: str = "overwrit
     before the work and again just before the rename."""
     target = os.fspath(path)
     protect = list(protect)
-    _check_folder_target(target, overwrite, hint, replaceable, protect)
+    check_folder(target, overwrite=overwrite, hint=hint, replaceable=replaceable,
+                 protect=protect)
     parent = os.path.dirname(os.path.abspath(target))
     os.makedirs(parent, exist_ok=True)
     temp = _sibling(target, TEMP_MARK)
@@ -194,7 +204,8 @@ def atomic_dir(path: PathLike, *, overwrite: bool = False, hint: str = "overwrit
     try:
         yield temp
         _fsync_folder(temp)
-        _check_folder_target(target, overwrite, hint, replaceable, protect)
+        check_folder(target, overwrite=overwrite, hint=hint, replaceable=replaceable,
+                     protect=protect)
         _commit_folder(temp, target)
     except BaseException:
         _remove(temp)

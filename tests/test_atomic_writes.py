@@ -101,6 +101,13 @@ def test_a_file_that_appears_meanwhile_is_not_replaced(tmp_path):
     assert target.read_text() == "theirs" and names(tmp_path) == ["out.txt"]
 
 
+def test_an_error_names_the_file_asked_for(tmp_path):
+    with pytest.raises(FileNotFoundError) as caught:
+        with atomic.atomic_open(tmp_path / "nowhere" / "out.txt"):
+            pass
+    assert caught.value.filename == str(tmp_path / "nowhere" / "out.txt")
+
+
 def test_atomic_open_only_writes_new_files(tmp_path):
     with pytest.raises(InputError, match="mode 'w' or 'wb'"):
         with atomic.atomic_open(tmp_path / "x", "a"):
