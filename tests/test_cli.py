@@ -7,6 +7,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -139,20 +140,24 @@ def test_demo_data_dir(capsys, tmp_path):
         "fair.run", "good.run", "poor.run", "qrels.txt"]
 
 
-def test_demo_plots_into_a_fresh_private_folder(tmp_path):
+def test_demo_plots_into_a_fresh_private_folder(capsys, tmp_path, monkeypatch):
     """The default plot goes to a new folder made by tempfile.mkdtemp (mode 0700), so
     a link planted at the old fixed name $TMPDIR/cumgain-demo-curves.png is never
-    followed and two demos never write the same file."""
+    followed (in a fresh process, as an attacker would find it) and two demos never
+    write the same file."""
     pytest.importorskip("matplotlib")
     victim = tmp_path / "victim.txt"
     victim.write_bytes(b"precious")
     (tmp_path / "cumgain-demo-curves.png").symlink_to(victim)
     env = {**os.environ, "TMPDIR": str(tmp_path)}
-    written = []
-    for _ in range(2):
-        done = subprocess.run([sys.executable, "-m", "cumgain", "demo"], capture_output=True,
-                              text=True, check=True, cwd=tmp_path, env=env)
-        written.append(Path(done.stdout.rsplit("wrote ", 1)[1].strip()))
+    done = subprocess.run([sys.executable, "-m", "cumgain", "demo"], capture_output=True,
+                          text=True, check=True, cwd=tmp_path, env=env)
+    written = [Path(done.stdout.rsplit("wrote ", 1)[1].strip())]
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    small = cli.demo_curves(depth=10)
+    monkeypatch.setattr(cli, "demo_curves", lambda: small)
+    assert main(["demo"]) == 0
+    written.append(Path(capsys.readouterr().out.rsplit("wrote ", 1)[1].strip()))
     assert victim.read_bytes() == b"precious"
     for path in written:
         assert path.parent.parent == tmp_path and path.parent.name.startswith("cumgain-demo-")
