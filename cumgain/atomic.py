@@ -43,9 +43,10 @@ def refuse_existing(path: PathLike, overwrite: bool, hint: str = "overwrite=True
 
 
 def _sibling(target: str, mark: str) -> str:
-    """A fresh hidden name beside ``target``: ``.<name><mark><random>``."""
-    folder, name = os.path.split(target)
-    return os.path.join(folder, f".{name}{mark}{secrets.token_hex(4)}")
+    """A fresh hidden name beside ``target``: ``.<name><mark><random>`` (the name cut
+    to 200 characters, so the result stays within the usual 255)."""
+    folder, name = os.path.split(os.path.normpath(target))
+    return os.path.join(folder, f".{name[:200]}{mark}{secrets.token_hex(4)}")
 
 
 def _fsync_folder(folder: str) -> None:

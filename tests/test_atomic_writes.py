@@ -108,6 +108,15 @@ def test_an_error_names_the_file_asked_for(tmp_path):
     assert caught.value.filename == str(tmp_path / "nowhere" / "out.txt")
 
 
+def test_a_long_name_gets_a_temporary_within_the_limit(tmp_path):
+    target = tmp_path / ("x" * 250)
+    with atomic.atomic_open(target) as out:
+        out.write(b"ok")
+    with atomic.atomic_dir(tmp_path / ("y" * 250)):
+        pass
+    assert sorted(len(p.name) for p in tmp_path.iterdir()) == [250, 250]
+
+
 def test_atomic_open_only_writes_new_files(tmp_path):
     with pytest.raises(InputError, match="mode 'w' or 'wb'"):
         with atomic.atomic_open(tmp_path / "x", "a"):
