@@ -59,7 +59,7 @@ DEFAULT_MEASURES = ("nDCG@10", "P@10", "AP", "RR")
 LARGE_INPUT_BYTES = 16 << 20   # show a progress bar (on a terminal) from this much input
 DEMO_RANKS = (1, 5, 10, 20, 50)
 DEMO_SCHEMES = ("0-1-1-1", "0-1-2-3", "0-1-10-100")
-DEMO_PLOT = Path(tempfile.gettempdir()) / "cumgain-demo-curves.png"
+DEMO_PLOT_NAME = "cumgain-demo-curves.png"      # in a new folder from tempfile.mkdtemp
 
 
 class Failure(Exception):
@@ -80,6 +80,13 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str):
         self.exit(self.usage_status,
                   f"{self.prog}: error: {message} (see {self.prog} -h)\n")
+
+
+def refuse_existing(path, overwrite: bool) -> None:
+    """A usage error if ``path`` exists (a dangling link counts) and --overwrite is not
+    given; cumgain.atomic makes the same check again when it writes."""
+    if not overwrite and os.path.lexists(path):
+        raise Failure(EXIT_USAGE, f"{os.fspath(path)} exists; pass --overwrite to replace it")
 
 
 def _one_line(text: str) -> str:
@@ -532,39 +539,60 @@ def demo_curves(collection=None, depth: Optional[int] = None) -> dict:
                                depth=depth or RUN_DEPTH, discount="tois", base=2, warn=False)
 
 
-def _plot_curves(path: Path) -> bool:
-    """Write the four measures' curves (a 2 x 2 grid) to ``path``; False if matplotlib
-    is not installed."""
+def _plot_curves(path: Optional[Path], overwrite: bool) -> Optional[Path]:
+    """Write the four measures' curves (a 2 x 2 grid) to ``path`` (None: into a new
+    private folder made by :func:`tempfile.mkdtemp`); return where, or None if
+    matplotlib is not installed."""
     from cumgain import plot
     try:
         figure = plot.plot_grid(demo_curves())
     except ImportError:
-        return False
+        return None
+    if path is None:
+        path = Path(tempfile.mkdtemp(prefix="cumgain-demo-")) / DEMO_PLOT_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
-    plot.save(figure, path)
-    return True
+    return plot.save(figure, path, overwrite=overwrite)
 
 
-def run_demo(out=None, plot: Optional[Path] = DEMO_PLOT, data_dir: Optional[Path] = None) -> None:
+def _check_demo_outputs(plot: Optional[Path], data_dir: Optional[Path], overwrite: bool) -> None:
+    """Refuse, before any work, an output the demo may not write."""
+    from cumgain.datasets import demo_collection
+    from cumgain.plot import output_format
+    if plot is not None:
+        try:
+            output_format(plot)
+        except InputError as error:
+            raise Failure(EXIT_USAGE, str(error)) from None
+        refuse_existing(plot, overwrite)
+    if data_dir is not None:
+        for path in demo_collection().trec_paths(data_dir).values():
+            refuse_existing(path, overwrite)
+
+
+def run_demo(out=None, plot: Optional[Path] = None, data_dir: Optional[Path] = None, *,
+             draw: bool = True, overwrite: bool = False) -> None:
     """Print the paper's worked example, then evaluate the generated collection.
 
-    ``plot``: where to write the curves (None: do not plot). ``data_dir``: also write
-    the collection there as TREC files.
+    ``draw``: plot the curves, to ``plot`` (default: a new private temporary folder).
+    ``data_dir``: also write the collection there as TREC files. Existing files are
+    replaced only with ``overwrite``; every file is written atomically.
     """
     out = sys.stdout if out is None else out
+    _check_demo_outputs(plot if draw else None, data_dir, overwrite)
     print("cumgain demo: cumulated gain (CG, DCG, nCG, nDCG)\n", file=out)
     _demo_paper(out)
     _demo_collection(out)
-    if plot is not None:
-        if _plot_curves(Path(plot)):
+    if draw:
+        written = _plot_curves(None if plot is None else Path(plot), overwrite)
+        if written is not None:
             print(f"\nCurves (mean CG, DCG, nCG and nDCG by rank, per run, and the ideal): "
-                  f"wrote {plot}", file=out)
+                  f"wrote {written}", file=out)
         else:
             print("\nCurves: matplotlib is not installed (pip install matplotlib) - no PNG "
                   "written", file=out)
     if data_dir is not None:
         from cumgain.datasets import demo_collection
-        paths = demo_collection().write_trec(data_dir)
+        paths = demo_collection().write_trec(data_dir, overwrite=overwrite)
         runs = " ".join(str(paths[name]) for name in paths if name != "qrels")
         print(f"\nThe collection as TREC files: {data_dir}. Try:\n"
               f"  cumgain evaluate {paths['qrels']} {runs} -m nDCG@10 -m P@10 -g 0-1-2-3 "
@@ -572,14 +600,17 @@ def run_demo(out=None, plot: Optional[Path] = DEMO_PLOT, data_dir: Optional[Path
 
 
 def _add_demo_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--plot", type=Path, default=DEMO_PLOT, metavar="PNG",
-                        help=f"where to write the curves if matplotlib is installed "
-                             f"(default: {DEMO_PLOT})")
-    parser.add_argument("--no-plot", dest="plot", action="store_const", const=None,
+    parser.add_argument("--plot", type=Path, metavar="PNG",
+                        help="where to write the curves if matplotlib is installed "
+                             f"(default: {DEMO_PLOT_NAME} in a new private temporary folder)")
+    parser.add_argument("--no-plot", dest="draw", action="store_false",
                         help="do not write the curves")
     parser.add_argument("--data-dir", type=Path, metavar="DIR",
                         help="also write the generated collection there as TREC files")
-    parser.set_defaults(handler=lambda args: run_demo(plot=args.plot, data_dir=args.data_dir))
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace the plot and the TREC files if they exist")
+    parser.set_defaults(handler=lambda args: run_demo(
+        plot=args.plot, data_dir=args.data_dir, draw=args.draw, overwrite=args.overwrite))
 
 
 # ============================================================== cumgain

@@ -8,7 +8,6 @@ file is held in memory while it is converted.
 from __future__ import annotations
 
 import argparse
-import os
 
 HELP = "a TREC run (or qrels) file to Parquet, partitioned by topic if asked"
 DESCRIPTION = """\
@@ -20,7 +19,13 @@ topic's rows keep their input order.
 --partition-by-topic sorts the topics by id, writes query_id as the index and puts
 whole topics in each file part.<i>.parquet (about --rows-per-file rows; a topic never
 spans two files), so cumgain.dask.evaluate reads the folder without shuffling it.
-Without it, rows keep the file's topic order, --rows-per-file rows per file."""
+Without it, rows keep the file's topic order, --rows-per-file rows per file.
+
+OUT appears only when complete: it is written as a hidden sibling folder
+(.OUT.cumgain-tmp-*), gets its manifest _cumgain_manifest.json last, and is renamed
+into place. An existing OUT is refused unless --overwrite, and even then replaced only
+if it is a dataset cumgain wrote (its manifest lists every file in it), not the current
+directory or a parent of it, and does not hold RUN."""
 
 DEFAULT_ROWS_PER_FILE = 1_000_000
 
@@ -46,17 +51,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar="N", help=f"rows per Parquet file (default {DEFAULT_ROWS_PER_FILE:,})")
     parser.add_argument("--duplicates", choices=("error", "first"), default="error",
                         help="a docno twice in a topic: an error (default), or keep the first")
-    parser.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace OUT if it is a dataset cumgain wrote")
     parser.set_defaults(handler=run_convert)
 
 
 def run_convert(args: argparse.Namespace) -> int:
     """``cumgain convert``: read with the reference reader, write Parquet through Dask."""
-    from cumgain.cli import EXIT_USAGE, Failure
+    from cumgain.atomic import check_folder
+    from cumgain.cli import EXIT_USAGE, Failure, refuse_existing
+    from cumgain.manifest import check_replaceable
     from cumgain.trec_io import load_qrels, load_run
 
-    if os.path.exists(args.output) and not args.overwrite:
-        raise Failure(EXIT_USAGE, f"{args.output} exists; pass --overwrite to replace it")
+    refuse_existing(args.output, args.overwrite)
+    # What --overwrite may replace is checked before the (long) read, and again by
+    # write_parquet before and after it writes.
+    check_folder(args.output, overwrite=True, replaceable=check_replaceable,
+                 protect=[args.input])
     try:
         import pyarrow  # noqa: F401  (dask writes Parquet with it)
 

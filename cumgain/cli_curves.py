@@ -24,7 +24,8 @@ ranks, the horizontal reading (the rank at which a run reaches what the ideal ga
 by rank k), the area between the normalised ideal and each normalised curve, and
 the stopping rule (the rank where the averaged ideal curve turns horizontal).
 --out writes the curves as PNG, SVG or PDF (needs matplotlib); --measure all draws
-the four measures in a 2 x 2 grid."""
+the four measures in a 2 x 2 grid. The file is written whole or not at all, and an
+existing file is replaced only with --overwrite."""
 
 MEASURE_CHOICES = ("cg", "dcg", "ncg", "ndcg", "all")
 DEFAULT_READING_RANKS = (10, 20, 50, 100)
@@ -89,6 +90,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="last rank of the area to the ideal (default: the depth)")
     parser.add_argument("-o", "--out", metavar="FILE",
                         help="write the curves to FILE (.png, .svg or .pdf; needs matplotlib)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace FILE if it exists (a link there is replaced, not followed)")
     parser.add_argument("--size", type=_size, metavar="W,H",
                         help="figure size in inches (default 6.4,4.8; 11,8.5 for all)")
     parser.add_argument("--dpi", type=_positive_float, default=100.0,
@@ -186,7 +189,8 @@ def stopping_text(curves) -> str:
 def run_curves(args: argparse.Namespace) -> int:
     """``cumgain curves``: compute the curves, print the readings, plot on request."""
     from cumgain import curves as curves_module
-    from cumgain.cli import EXIT_NO_TOPICS, EXIT_USAGE, Failure, _topic_notes, _write_text
+    from cumgain.cli import (EXIT_NO_TOPICS, EXIT_USAGE, Failure, _topic_notes, _write_text,
+                             refuse_existing)
     from cumgain.exceptions import InputError
     from cumgain.gains import gain_mapping
     from cumgain.vectors import discount_divisors
@@ -216,6 +220,7 @@ def run_curves(args: argparse.Namespace) -> int:
     except InputError as error:
         raise Failure(EXIT_USAGE, str(error)) from None
     if args.out is not None:
+        refuse_existing(args.out, args.overwrite)
         try:
             import matplotlib  # noqa: F401  (fail before the work, not after)
         except ImportError:
@@ -245,10 +250,11 @@ def run_curves(args: argparse.Namespace) -> int:
     if args.out is not None:
         from cumgain import plot
         if len(computed) == 1:
-            plot.plot_curves(computed[measures[0]], args.out,
+            plot.plot_curves(computed[measures[0]], args.out, overwrite=args.overwrite,
                              size=args.size or plot.FIGURE_SIZE, dpi=args.dpi)
         else:
-            plot.plot_grid(computed, args.out, size=args.size or plot.GRID_SIZE, dpi=args.dpi)
+            plot.plot_grid(computed, args.out, overwrite=args.overwrite,
+                           size=args.size or plot.GRID_SIZE, dpi=args.dpi)
         text += f"wrote {args.out}\n"
     _write_text(text)
     return 0

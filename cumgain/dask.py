@@ -55,7 +55,8 @@ except ImportError as error:  # pragma: no cover - the extra is not installed
         "cumgain.dask needs dask[dataframe] and pandas (and distributed for a cluster, "
         "pyarrow for Parquet): pip install 'cumgain[dask]'") from error
 
-from cumgain import Evaluation, TopicsWarning, stream
+from cumgain import Evaluation, TopicsWarning, manifest, stream
+from cumgain.atomic import atomic_dir
 from cumgain.batch import Ragged
 from cumgain.evaluator import Ranking, rank, topics_warning
 from cumgain.exceptions import InputError
@@ -98,7 +99,11 @@ def _is_parquet(path: Any) -> bool:
 
 def read_run(path: Union[str, os.PathLike]) -> dd.DataFrame:
     """A Parquet run (file, folder or glob) as a Dask DataFrame, with divisions read
-    from the files' statistics (so a topic-partitioned layout is recognised)."""
+    from the files' statistics (so a topic-partitioned layout is recognised).
+
+    A dataset cumgain wrote must match its manifest, and an unfinished one is refused
+    (:func:`cumgain.manifest.check_dataset`); other Parquet is read as it is."""
+    manifest.check_dataset(path)
     if not _is_parquet(path):
         raise InputError(
             f"{os.fsdecode(os.fspath(path))} is not Parquet; cumgain.dask reads Parquet "
@@ -135,6 +140,8 @@ def _as_run(run: Any) -> tuple:
 
 def _judged(qrels: Any, duplicates: str) -> stream.JudgedTopics:
     """Qrels from a Dask or pandas DataFrame, Parquet, a TREC file or a dict."""
+    if isinstance(qrels, (str, os.PathLike)):
+        manifest.check_dataset(qrels)
     if isinstance(qrels, (str, os.PathLike)) and _is_parquet(qrels):
         qrels = dd.read_parquet(os.fsdecode(os.fspath(qrels)))
     if isinstance(qrels, dd.DataFrame):
@@ -161,19 +168,40 @@ def write_parquet(table: Union[Run, Qrels], path: Union[str, os.PathLike], *,
       rows of **whole topics** (a topic never spans two files, so a file that holds a
       large topic is larger). The files' min/max statistics give Dask the divisions, so
       :func:`read_run` / :func:`evaluate` use the layout without a shuffle.
+
+    The folder is complete or absent (:mod:`cumgain.manifest`): it is written as a
+    temporary sibling marked unfinished, gets the manifest ``_cumgain_manifest.json``
+    last, and is renamed to ``path`` only then. An existing ``path`` is refused unless
+    ``overwrite=True``, and even then replaced only if it is a dataset cumgain wrote
+    (its manifest lists every file in it), not the current directory or a parent of
+    it, and does not hold the table's source file.
     """
     if isinstance(table, Run):
-        value_name, values = "score", table.scores
+        kind, value_name, values = "run", "score", table.scores
     elif isinstance(table, Qrels):
-        value_name, values = "relevance", table.relevance
+        kind, value_name, values = "qrels", "relevance", table.relevance
     else:
         raise InputError(f"expected a Run or Qrels, got {type(table).__name__}")
     if isinstance(rows_per_file, bool) or not isinstance(rows_per_file, (int, np.integer)) \
             or rows_per_file < 1:
         raise InputError(f"rows_per_file must be a positive integer, got {rows_per_file!r}")
-    target = os.fsdecode(os.fspath(path))
-    if os.path.exists(target) and not overwrite:
-        raise InputError(f"{target} exists; pass overwrite=True to replace it")
+    protect = [table.source] if os.path.isfile(table.source) else []
+    with atomic_dir(os.fsdecode(os.fspath(path)), overwrite=overwrite,
+                    replaceable=manifest.check_replaceable, protect=protect) as folder:
+        manifest.start(folder)
+        frame = _dask_frame(table, value_name, values, partition_by_topic, rows_per_file)
+        # In this process, one file at a time: an error stops every writer before
+        # the folder is removed (dask's threads would go on writing into it).
+        frame.to_parquet(folder, write_index=partition_by_topic,
+                         compute_kwargs={"scheduler": "sync"})
+        manifest.finish(folder, _rows_by_file(folder), kind=kind, rows=int(len(values)),
+                        partitioned_by_topic=bool(partition_by_topic))
+    return frame.npartitions
+
+
+def _dask_frame(table: Union[Run, Qrels], value_name: str, values: np.ndarray,
+                partition_by_topic: bool, rows_per_file: int) -> dd.DataFrame:
+    """The table as a Dask DataFrame in the layout :func:`write_parquet` describes."""
     counts = np.diff(table.offsets)
     rows = np.arange(len(values))
     topics = np.array(table.topics, dtype=object)
@@ -187,11 +215,15 @@ def write_parquet(table: Union[Run, Qrels], path: Union[str, os.PathLike], *,
                           "doc_id": pd.array(table.docnos[rows].tolist(), dtype=str),
                           value_name: values[rows]})
     if partition_by_topic:
-        frame = dd.from_pandas(frame.set_index("query_id"), chunksize=rows_per_file)
-    else:
-        frame = dd.from_pandas(frame, chunksize=rows_per_file, sort=False)
-    frame.to_parquet(target, write_index=partition_by_topic, overwrite=overwrite)
-    return frame.npartitions
+        return dd.from_pandas(frame.set_index("query_id"), chunksize=rows_per_file)
+    return dd.from_pandas(frame, chunksize=rows_per_file, sort=False)
+
+
+def _rows_by_file(folder: str) -> dict:
+    """``{file name: rows}`` of the Parquet files in ``folder``, from their footers."""
+    import pyarrow.parquet as pq
+    return {name: pq.read_metadata(os.path.join(folder, name)).num_rows
+            for name in os.listdir(folder) if name.endswith(".parquet")}
 
 
 # ---------------------------------------------------------------- partitions

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
 
+from cumgain.atomic import atomic_open, refuse_existing
+
 SEED = 20020401                      # fixed: the demo's numbers never change
 N_TOPICS = 50
 FIRST_TOPIC = 401
@@ -96,19 +98,32 @@ class Collection:
             levels.append([judged.get(docno, 0) for docno, _ in ranked])
         return levels
 
-    def write_trec(self, directory: Union[str, os.PathLike]) -> dict:
-        """Write ``qrels.txt`` and ``<run>.run`` (TREC formats) into ``directory``;
-        return ``{"qrels": path, run: path, ...}``."""
+    def trec_paths(self, directory: Union[str, os.PathLike]) -> dict:
+        """``{"qrels": directory/qrels.txt, run: directory/<run>.run, ...}``: where
+        :meth:`write_trec` writes."""
         directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        paths = {"qrels": directory / "qrels.txt"}
-        with open(paths["qrels"], "w", encoding="utf-8", newline="\n") as out:
+        return {"qrels": directory / "qrels.txt",
+                **{name: directory / f"{name}.run" for name in self.runs}}
+
+    def write_trec(self, directory: Union[str, os.PathLike], *,
+                   overwrite: bool = False) -> dict:
+        """Write ``qrels.txt`` and ``<run>.run`` (TREC formats) into ``directory``;
+        return ``{"qrels": path, run: path, ...}``.
+
+        Each file is written atomically (:mod:`cumgain.atomic`); if one of them exists
+        and ``overwrite`` is false, nothing is written (:class:`InputError`)."""
+        paths = self.trec_paths(directory)
+        for path in paths.values():
+            refuse_existing(path, overwrite)
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        with atomic_open(paths["qrels"], "w", overwrite=overwrite, encoding="utf-8",
+                         newline="\n") as out:
             for topic in self.topics:
                 for docno, level in self.qrels[topic].items():
                     out.write(f"{topic} 0 {docno} {level}\n")
         for name, run in self.runs.items():
-            paths[name] = directory / f"{name}.run"
-            with open(paths[name], "w", encoding="utf-8", newline="\n") as out:
+            with atomic_open(paths[name], "w", overwrite=overwrite, encoding="utf-8",
+                             newline="\n") as out:
                 for topic in self.topics:
                     ranked = _ranked(run[topic])
                     for rank, (docno, score) in enumerate(ranked, start=1):

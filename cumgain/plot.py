@@ -12,7 +12,9 @@ when a figure is drawn; the figures use matplotlib's object API (a
 :class:`matplotlib.figure.Figure` on an Agg canvas), never pyplot's global state, so
 they are safe in scripts, servers and threads. The output format follows the file
 extension: ``.png``, ``.svg`` or ``.pdf``. A PNG is ``size`` x ``dpi`` pixels
-(6.4 x 4.8 inches at 100 dpi: 640 x 480).
+(6.4 x 4.8 inches at 100 dpi: 640 x 480). A file is written atomically (complete or
+not at all, :mod:`cumgain.atomic`), and an existing file is refused unless
+``overwrite=True``.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
+from cumgain.atomic import atomic_path, refuse_existing
 from cumgain.curves import IDEAL, MEASURES, Curves, stopping_rank
 from cumgain.exceptions import InputError
 
@@ -105,18 +108,25 @@ def draw(ax: Any, curves: Curves, *, legend: bool = True) -> None:
         ax.legend(fontsize="small")
 
 
-def save(figure: Any, path: PathLike, *, dpi: Optional[float] = None) -> Path:
-    """Write a figure to ``path`` in the format of its extension (png, svg, pdf)."""
+def save(figure: Any, path: PathLike, *, dpi: Optional[float] = None,
+         overwrite: bool = False) -> Path:
+    """Write a figure to ``path`` in the format of its extension (png, svg, pdf), under
+    a temporary name renamed to ``path`` when complete; an existing ``path`` is refused
+    unless ``overwrite``."""
     fmt = output_format(path)
-    figure.savefig(os.fspath(path), format=fmt, dpi=dpi if dpi is not None else figure.dpi)
+    with atomic_path(path, overwrite=overwrite) as temp:
+        figure.savefig(temp, format=fmt, dpi=dpi if dpi is not None else figure.dpi)
     return Path(os.fspath(path))
 
 
-def _new_figure(path: Optional[PathLike], size: Sequence[float], dpi: float) -> tuple:
+def _new_figure(path: Optional[PathLike], size: Sequence[float], dpi: float,
+                overwrite: bool) -> tuple:
     """``(figure, dpi)``: an empty figure of ``size`` inches, once ``path`` (if given)
-    has a format matplotlib writes and ``size`` and ``dpi`` are checked."""
+    has a format matplotlib writes and may be written, and ``size`` and ``dpi`` are
+    checked."""
     if path is not None:
         output_format(path)
+        refuse_existing(path, overwrite)
     (width, height), dpi = _check_size(size, dpi)
     Figure, FigureCanvasAgg = _matplotlib()
     figure = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
@@ -126,26 +136,27 @@ def _new_figure(path: Optional[PathLike], size: Sequence[float], dpi: float) -> 
 
 def plot_curves(curves: Curves, path: Optional[PathLike] = None, *,
                 size: Sequence[float] = FIGURE_SIZE, dpi: float = DPI,
-                title: Optional[str] = None) -> Any:
-    """One figure of one measure's curves; written to ``path`` if given. Returns the
-    :class:`matplotlib.figure.Figure`."""
+                title: Optional[str] = None, overwrite: bool = False) -> Any:
+    """One figure of one measure's curves; written to ``path`` if given (an existing
+    file only with ``overwrite=True``). Returns the :class:`matplotlib.figure.Figure`."""
     if not isinstance(curves, Curves):
         raise InputError(f"plot_curves takes a Curves object, got {type(curves).__name__}")
-    figure, dpi = _new_figure(path, size, dpi)
+    figure, dpi = _new_figure(path, size, dpi, overwrite)
     ax = figure.add_subplot()
     draw(ax, curves)
     ax.set_title(title if title is not None else _title(curves, with_scheme=True),
                  fontsize="medium")
     if path is not None:
-        save(figure, path, dpi=dpi)
+        save(figure, path, dpi=dpi, overwrite=overwrite)
     return figure
 
 
 def plot_grid(curves_by_measure: Union[Mapping[str, Curves], Sequence[Curves]],
               path: Optional[PathLike] = None, *, size: Sequence[float] = GRID_SIZE,
-              dpi: float = DPI, title: Optional[str] = None) -> Any:
+              dpi: float = DPI, title: Optional[str] = None, overwrite: bool = False) -> Any:
     """CG, DCG, nCG and nDCG (those given) in a 2 x 2 grid, in that order; written to
-    ``path`` if given. The curves must share the gain scheme and the topics."""
+    ``path`` if given (an existing file only with ``overwrite=True``). The curves must
+    share the gain scheme and the topics."""
     members = list(curves_by_measure.values()) if isinstance(curves_by_measure, Mapping) \
         else list(curves_by_measure)
     if not members or not all(isinstance(c, Curves) for c in members):
@@ -159,7 +170,7 @@ def plot_grid(curves_by_measure: Union[Mapping[str, Curves], Sequence[Curves]],
                 or list(other.runs) != list(first.runs):
             raise InputError("the curves of a grid must share the gain scheme, the topics "
                              "and the runs")
-    figure, dpi = _new_figure(path, size, dpi)
+    figure, dpi = _new_figure(path, size, dpi, overwrite)
     axes = figure.subplots(2, 2).reshape(-1)
     legend: dict = {}                   # label -> line, over all panels, in order
     for ax, measure in zip(axes, MEASURES):
@@ -177,5 +188,5 @@ def plot_grid(curves_by_measure: Union[Mapping[str, Curves], Sequence[Curves]],
     figure.suptitle(title if title is not None
                     else f"Gain by rank: {scheme}; {len(first.topics)} topics")
     if path is not None:
-        save(figure, path, dpi=dpi)
+        save(figure, path, dpi=dpi, overwrite=overwrite)
     return figure

@@ -33,11 +33,12 @@ import os
 import tempfile
 import warnings
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Optional, Union
+from typing import Any, BinaryIO, Iterable, Iterator, Optional, Union
 
 import numpy as np
 
 from cumgain import Evaluation, TopicsWarning, evaluate, trec_io
+from cumgain.atomic import atomic_open, refuse_existing
 from cumgain.evaluator import aggregate, topics_warning
 from cumgain.exceptions import FormatError, InputError
 
@@ -332,14 +333,19 @@ def _topic_key(line: bytes) -> bytes:
     return line.split(None, 1)[0]
 
 
-def _write_lines(path: str, lines: Iterable[bytes]) -> int:
+def _write_lines(out: BinaryIO, lines: Iterable[bytes]) -> int:
     count = 0
-    with open(path, "wb") as out:
-        for line in lines:
-            out.write(line)
-            out.write(b"\n")
-            count += 1
+    for line in lines:
+        out.write(line)
+        out.write(b"\n")
+        count += 1
     return count
+
+
+def _write_file(path: str, lines: Iterable[bytes]) -> int:
+    """A temporary file of the sort (in its private folder: no atomic rename needed)."""
+    with open(path, "wb") as out:
+        return _write_lines(out, lines)
 
 
 def _read_lines(path: str) -> Iterator[bytes]:
@@ -348,15 +354,15 @@ def _read_lines(path: str) -> Iterator[bytes]:
             yield line.rstrip(b"\n")
 
 
-def _merge(paths: list, out_path: str) -> int:
-    """Merge topic-sorted files; equal topics keep the order of ``paths`` (heapq.merge
-    is stable), so each topic's lines stay in input order."""
-    return _write_lines(out_path, heapq.merge(*map(_read_lines, paths), key=_topic_key))
+def _merged(paths: list) -> Iterator[bytes]:
+    """The lines of topic-sorted files, merged; equal topics keep the order of ``paths``
+    (heapq.merge is stable), so each topic's lines stay in input order."""
+    return heapq.merge(*map(_read_lines, paths), key=_topic_key)
 
 
 def sort_run_by_topic(in_path: Any, out_path: Union[str, os.PathLike],
                       memory_limit: int = DEFAULT_MEMORY_LIMIT, *,
-                      temp_dir: Optional[str] = None) -> int:
+                      temp_dir: Optional[str] = None, overwrite: bool = False) -> int:
     """Write the run's lines grouped by topic (topics in byte order, each topic's lines
     in input order), holding about ``memory_limit`` bytes of lines at a time.
 
@@ -365,11 +371,17 @@ def sort_run_by_topic(in_path: Any, out_path: Union[str, os.PathLike],
     at most 64 at a time. Every line is checked by the reference reader on the way in,
     so errors name the input file and line; comment and blank lines are dropped. The
     output is plain text (the input may be gzip). Returns the number of lines written.
+
+    The output is written under a temporary name beside ``out_path`` and renamed to it
+    when complete (:mod:`cumgain.atomic`): if the sort fails or is interrupted,
+    ``out_path`` is left as it was. An existing ``out_path`` is refused unless
+    ``overwrite=True`` (then the output may be the input itself).
     """
     if isinstance(memory_limit, bool) or not isinstance(memory_limit, (int, np.integer)) \
             or memory_limit < 1:
         raise InputError(f"memory_limit must be a positive number of bytes, got {memory_limit!r}")
     out_path = os.fsdecode(os.fspath(out_path))
+    refuse_existing(out_path, overwrite)
     blocks = trec_io.iter_run_blocks(in_path, block_bytes=PARSE_BYTES)
     with tempfile.TemporaryDirectory(prefix="cumgain-sort-", dir=temp_dir) as folder, \
             contextlib.closing(blocks):
@@ -380,7 +392,7 @@ def sort_run_by_topic(in_path: Any, out_path: Union[str, os.PathLike],
         def spill() -> None:
             held.sort(key=_topic_key)          # list.sort is stable
             runs.append(os.path.join(folder, f"run{len(runs)}.txt"))
-            _write_lines(runs[-1], held)
+            _write_file(runs[-1], held)
             held.clear()
 
         for block in blocks:               # raises for a file without data lines
@@ -392,13 +404,16 @@ def sort_run_by_topic(in_path: Any, out_path: Union[str, os.PathLike],
                     size = 0
         if not runs:                           # everything fitted: no merge needed
             held.sort(key=_topic_key)
-            return _write_lines(out_path, held)
-        if held:
-            spill()
-        while len(runs) > MERGE_FAN_IN:
-            merged = []
-            for start in range(0, len(runs), MERGE_FAN_IN):
-                merged.append(os.path.join(folder, f"merge{len(runs)}-{start}.txt"))
-                _merge(runs[start:start + MERGE_FAN_IN], merged[-1])
-            runs = merged
-        return _merge(runs, out_path)
+            lines: Iterable[bytes] = held
+        else:
+            if held:
+                spill()
+            while len(runs) > MERGE_FAN_IN:
+                merged = []
+                for start in range(0, len(runs), MERGE_FAN_IN):
+                    merged.append(os.path.join(folder, f"merge{len(runs)}-{start}.txt"))
+                    _write_file(merged[-1], _merged(runs[start:start + MERGE_FAN_IN]))
+                runs = merged
+            lines = _merged(runs)
+        with atomic_open(out_path, "wb", overwrite=overwrite) as out:
+            return _write_lines(out, lines)

@@ -7,6 +7,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -137,6 +138,51 @@ def test_demo_data_dir(capsys, tmp_path):
     assert "cumgain evaluate" in out
     assert sorted(p.name for p in (tmp_path / "data").iterdir()) == [
         "fair.run", "good.run", "poor.run", "qrels.txt"]
+
+
+def test_demo_plots_into_a_fresh_private_folder(capsys, tmp_path, monkeypatch):
+    """The default plot goes to a new folder made by tempfile.mkdtemp (mode 0700), so
+    a link planted at the old fixed name $TMPDIR/cumgain-demo-curves.png is never
+    followed (in a fresh process, as an attacker would find it) and two demos never
+    write the same file."""
+    pytest.importorskip("matplotlib")
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"precious")
+    (tmp_path / "cumgain-demo-curves.png").symlink_to(victim)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "cumgain", "demo"], capture_output=True,
+                          text=True, check=True, cwd=tmp_path, env=env)
+    written = [Path(done.stdout.rsplit("wrote ", 1)[1].strip())]
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    small = cli.demo_curves(depth=10)
+    monkeypatch.setattr(cli, "demo_curves", lambda: small)
+    assert main(["demo"]) == 0
+    written.append(Path(capsys.readouterr().out.rsplit("wrote ", 1)[1].strip()))
+    assert victim.read_bytes() == b"precious"
+    for path in written:
+        assert path.parent.parent == tmp_path and path.parent.name.startswith("cumgain-demo-")
+        assert path.parent.stat().st_mode & 0o777 == 0o700
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert written[0].parent != written[1].parent
+
+
+def test_demo_refuses_to_overwrite_unless_asked(capsys, tmp_path):
+    plot, data = tmp_path / "curves.png", tmp_path / "data"
+    data.mkdir()
+    plot.write_bytes(b"my plot")
+    (data / "good.run").write_text("my run\n")
+    for argv in (["--plot", str(plot)], ["--no-plot", "--data-dir", str(data)]):
+        assert main(["demo", *argv]) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1
+        assert "exists; pass --overwrite to replace it" in err
+    assert plot.read_bytes() == b"my plot"
+    assert sorted(p.name for p in data.iterdir()) == ["good.run"]        # nothing written
+    assert (data / "good.run").read_text() == "my run\n"
+    assert main(["demo", "--no-plot", "--data-dir", str(data), "--overwrite"]) == 0
+    assert sorted(p.name for p in data.iterdir()) == ["fair.run", "good.run", "poor.run",
+                                                      "qrels.txt"]
+    assert (data / "good.run").read_text().startswith("401 Q0 ")
 
 
 def test_console_script_is_installed(tmp_path):

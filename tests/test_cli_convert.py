@@ -6,6 +6,10 @@ and each topic's lines in file order, and evaluate on Dask exactly like the text
 """
 from __future__ import annotations
 
+import errno
+import subprocess
+import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -17,6 +21,9 @@ pytest.importorskip("dask.dataframe")
 
 import cumgain
 from cumgain import cli
+from cumgain.exceptions import InputError
+
+MANIFEST = "_cumgain_manifest.json"
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
@@ -155,13 +162,134 @@ def test_duplicates_policy(capsys, tmp_path):
 
 def test_existing_output_needs_overwrite(capsys, run_file, tmp_path):
     out = tmp_path / "out"
-    out.mkdir()
-    (out / "stale.parquet").write_bytes(b"old")
+    assert run_main(capsys, run_file, out, "--rows-per-file", 100)[0] == 0
+    old = {p.name for p in out.iterdir()}
     status, _, stderr = run_main(capsys, run_file, out)
     assert status == cli.EXIT_USAGE
     assert stderr == f"cumgain convert: error: {out} exists; pass --overwrite to replace it\n"
-    assert run_main(capsys, run_file, out, "--overwrite")[0] == 0
-    assert not (out / "stale.parquet").exists()
+    assert {p.name for p in out.iterdir()} == old
+    status, stdout, _ = run_main(capsys, run_file, out, "--overwrite", "--rows-per-file", 1000)
+    assert status == 0 and "(1 Parquet file, in file order)" in stdout
+    assert {p.name for p in out.iterdir()} == {"part.0.parquet", MANIFEST}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "run.txt"]   # nothing aside
+
+
+# ---------------------------------------------------------------- complete or absent
+
+KILL_AFTER_TWO_FILES = """
+import os, sys, time
+import pyarrow.parquet as pq
+real, written = pq.write_table, []
+def write_table(*args, **kwargs):
+    real(*args, **kwargs)
+    written.append(1)
+    if len(written) == 2:                  # two part files on disk: tell the test, wait
+        open(sys.argv[1], "w").close()
+        time.sleep(120)
+pq.write_table = write_table
+from cumgain.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_a_killed_convert_leaves_nothing_a_reader_accepts(run_file, tmp_path):
+    """SIGKILL once two of the six part files are written: OUT does not exist, and the
+    unfinished folder cumgain leaves beside it is refused by the readers."""
+    import cumgain.dask as cgd
+    out, ready = tmp_path / "out", tmp_path / "ready"
+    process = subprocess.Popen([sys.executable, "-c", KILL_AFTER_TWO_FILES, str(ready),
+                                "convert", str(run_file), str(out), "--partition-by-topic",
+                                "--rows-per-file", "50"], cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            assert process.poll() is None and time.monotonic() < deadline, "no part written"
+            time.sleep(0.02)
+    finally:
+        process.kill()
+        process.wait()
+    assert not out.exists()
+    leftovers = [p for p in tmp_path.iterdir() if p.name.startswith(".out.cumgain-tmp-")]
+    parts = list(leftovers[0].glob("part.*.parquet")) if len(leftovers) == 1 else []
+    assert len(parts) >= 2
+    for run in (leftovers[0], *parts):
+        with pytest.raises(InputError, match="an unfinished cumgain dataset"):
+            cgd.evaluate({"3": {"doc1": 1}}, run, ["map"], warn=False)
+
+
+def test_a_failed_write_leaves_no_output(capsys, run_file, tmp_path, monkeypatch):
+    """The disk fills up after two part files: an error naming the cause, no OUT, and
+    no temporary folder left beside it."""
+    real, written = pq.write_table, []
+
+    def write_table(*args, **kwargs):
+        if len(written) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device", str(args[1]))
+        written.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pq, "write_table", write_table)
+    out = tmp_path / "out"
+    status, stdout, stderr = run_main(capsys, run_file, out, "--partition-by-topic",
+                                      "--rows-per-file", 50)
+    assert status == cli.EXIT_INPUT and stdout == "" and "No space left on device" in stderr
+    assert stderr.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.txt"]
+
+
+def test_overwrite_refuses_a_folder_with_other_files(capsys, run_file, tmp_path):
+    out = tmp_path / "out"
+    (out / "sub").mkdir(parents=True)
+    (out / "a.txt").write_text("mine")
+    (out / "sub" / "b.txt").write_text("mine too")
+    status, stdout, stderr = run_main(capsys, run_file, out, "--overwrite")
+    assert status == cli.EXIT_INPUT and stdout == ""
+    assert stderr == (f"cumgain convert: error: {out} holds files cumgain did not write (no "
+                      f"{MANIFEST}); cumgain replaces only a dataset it wrote: choose another "
+                      "folder or remove it yourself\n")
+    assert (out / "a.txt").read_text() == "mine" and (out / "sub" / "b.txt").exists()
+
+
+def test_overwrite_refuses_a_dataset_with_files_added(capsys, run_file, tmp_path):
+    out = tmp_path / "out"
+    assert run_main(capsys, run_file, out)[0] == 0
+    (out / "notes.txt").write_text("mine")
+    status, _, stderr = run_main(capsys, run_file, out, "--overwrite")
+    assert status == cli.EXIT_INPUT
+    assert stderr == (f"cumgain convert: error: {out} holds files cumgain did not write "
+                      "(notes.txt); not replaced: choose another folder or remove them "
+                      "yourself\n")
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("target, message", [
+    (".", ". is the current directory or one of its parents; cumgain will not replace it"),
+    ("..", ".. is the current directory or one of its parents; cumgain will not replace it"),
+    ("data", "data holds the input data/run.txt; cumgain will not replace it"),
+])
+def test_overwrite_refuses_the_current_folder_and_the_inputs_folder(
+        capsys, run_file, tmp_path, monkeypatch, target, message):
+    work = tmp_path / "work"
+    (work / "data").mkdir(parents=True)
+    (work / "data" / "run.txt").write_bytes(run_file.read_bytes())
+    monkeypatch.chdir(work)
+    status, stdout, stderr = run_main(capsys, "data/run.txt", target, "--overwrite")
+    assert status == cli.EXIT_INPUT and stdout == ""
+    assert stderr == f"cumgain convert: error: {message}\n"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["data", "run.txt", "run.txt",
+                                                           "work"]
+
+
+def test_overwrite_refuses_a_file_or_a_link(capsys, run_file, tmp_path):
+    (tmp_path / "file").write_text("mine")
+    assert run_main(capsys, run_file, tmp_path / "dataset")[0] == 0
+    (tmp_path / "link").symlink_to(tmp_path / "dataset")
+    for name in ("file", "link"):
+        status, _, stderr = run_main(capsys, run_file, tmp_path / name, "--overwrite")
+        assert status == cli.EXIT_INPUT
+        assert stderr == (f"cumgain convert: error: {tmp_path / name} is not a folder "
+                          "cumgain wrote; cumgain will not replace it\n")
+    assert (tmp_path / "file").read_text() == "mine" and (tmp_path / "link").is_symlink()
 
 
 def test_missing_input_and_bad_options(capsys, tmp_path):

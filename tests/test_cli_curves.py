@@ -195,6 +195,62 @@ def test_out_without_matplotlib(capsys, files, monkeypatch, tmp_path):
     assert not target.exists()
 
 
+def test_out_refuses_an_existing_file_unless_asked(capsys, files, tmp_path):
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "curves.png"
+    target.write_bytes(b"my old plot")
+    status, out, err = _run(capsys, files["qrels"], files["A"], "-n", "5", "--out", str(target))
+    assert status == 1 and out == ""
+    assert err == f"cumgain curves: error: {target} exists; pass --overwrite to replace it\n"
+    assert target.read_bytes() == b"my old plot"
+    status, out, _ = _run(capsys, files["qrels"], files["A"], "-n", "5", "--out", str(target),
+                          "--overwrite")
+    assert status == 0 and target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["A.run", "B.run", "curves.png",
+                                                          "qrels.txt"]
+
+
+def test_out_never_follows_a_link(capsys, files, tmp_path):
+    pytest.importorskip("matplotlib")
+    victim, link = tmp_path / "victim.txt", tmp_path / "curves.png"
+    victim.write_text("precious")
+    link.symlink_to(victim)
+    status, _, err = _run(capsys, files["qrels"], files["A"], "-n", "5", "--out", str(link))
+    assert status == 1 and "exists; pass --overwrite" in err
+    dangling = tmp_path / "dangling.png"
+    dangling.symlink_to(tmp_path / "nowhere.png")
+    status, _, err = _run(capsys, files["qrels"], files["A"], "-n", "5", "--out", str(dangling))
+    assert status == 1 and "exists; pass --overwrite" in err
+    assert not (tmp_path / "nowhere.png").exists()
+    status, _, _ = _run(capsys, files["qrels"], files["A"], "-n", "5", "--out", str(link),
+                        "--overwrite")
+    assert status == 0 and not link.is_symlink()         # the link is replaced, not followed
+    assert victim.read_text() == "precious"
+
+
+def test_a_failed_write_keeps_the_old_file(capsys, files, tmp_path, monkeypatch):
+    """The disk fills up half-way through the PNG: one line on stderr, exit 2, the old
+    file as it was and no temporary left."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    def savefig(self, fname, **kwargs):
+        with open(fname, "wb") as out:
+            out.write(b"\x89PNG\r\n\x1a\n half a plot")
+        raise OSError(28, "No space left on device", str(fname))
+
+    monkeypatch.setattr(Figure, "savefig", savefig)
+    target = tmp_path / "curves.png"
+    target.write_bytes(b"my old plot")
+    status, out, err = _run(capsys, files["qrels"], files["A"], "-n", "5", "--out", str(target),
+                            "--overwrite")
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert "No space left on device" in err
+    assert target.read_bytes() == b"my old plot"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["A.run", "B.run", "curves.png",
+                                                          "qrels.txt"]
+
+
 def test_help(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["curves", "-h"])

@@ -10,6 +10,7 @@ summation-order bound the module documents. The LocalCluster test at the end (ma
 from __future__ import annotations
 
 import math
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+dask = pytest.importorskip("dask")
 dd = pytest.importorskip("dask.dataframe")
 pd = pytest.importorskip("pandas")
 
@@ -466,6 +468,127 @@ def test_write_parquet_refuses_to_overwrite(run_file, tmp_path):
         cgd.write_parquet(RUN, tmp_path / "other")
     with pytest.raises(InputError, match="rows_per_file must be a positive integer"):
         cgd.write_parquet(load_run(run_file), tmp_path / "other", rows_per_file=0)
+
+
+# ---------------------------------------------------------------- complete or absent
+
+MANIFEST, IN_PROGRESS = "_cumgain_manifest.json", "_cumgain_in_progress"
+
+
+def write_dataset(run_file, folder, **options):
+    return cgd.write_parquet(load_run(run_file), folder, partition_by_topic=True,
+                             rows_per_file=300, **options)
+
+
+def test_write_parquet_writes_a_manifest_last(run_file, tmp_path):
+    pytest.importorskip("pyarrow")
+    import json
+    files = write_dataset(run_file, tmp_path / "run.parquet")
+    names = sorted(p.name for p in (tmp_path / "run.parquet").iterdir())
+    parts = [f"part.{i}.parquet" for i in range(files)]
+    assert names == sorted(parts + [MANIFEST])
+    manifest = json.loads((tmp_path / "run.parquet" / MANIFEST).read_text())
+    assert manifest["format"] == "cumgain-parquet-dataset" and manifest["version"] == 1
+    assert manifest["rows"] == len(RUN) and manifest["partitioned_by_topic"] is True
+    assert sorted(entry["name"] for entry in manifest["files"]) == sorted(parts)
+    for entry in manifest["files"]:
+        path = tmp_path / "run.parquet" / entry["name"]
+        assert entry["bytes"] == path.stat().st_size
+        assert entry["rows"] == len(pd.read_parquet(path))
+    assert sum(entry["rows"] for entry in manifest["files"]) == len(RUN)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.parquet"]
+
+
+@pytest.mark.parametrize("error", [OSError(28, "No space left on device"), KeyboardInterrupt()])
+def test_an_interrupted_write_parquet_leaves_nothing(run_file, tmp_path, monkeypatch, error):
+    """The writer fails after two part files (a full disk, or Ctrl-C), under dask's
+    threaded scheduler: the target does not exist and no temporary is left; with
+    overwrite=True the old dataset is kept as it was."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    write_dataset(run_file, tmp_path / "old")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "old").iterdir()}
+    real, written = pq.write_table, []
+
+    def write_table(*args, **kwargs):
+        if len(written) == 2:
+            raise error
+        written.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pq, "write_table", write_table)
+    for target, overwrite in ((tmp_path / "new", False), (tmp_path / "old", True)):
+        written.clear()
+        with dask.config.set(scheduler="threads"), pytest.raises(type(error)):
+            write_dataset(run_file, target, overwrite=overwrite)
+        assert len(written) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old"]
+    assert {p.name: p.read_bytes() for p in (tmp_path / "old").iterdir()} == before
+
+
+def tamper(folder: Path, how: str) -> str:
+    """Damage a cumgain dataset; return what the error must say."""
+    parts = sorted(folder.glob("part.*.parquet"))
+    if how == "missing":
+        parts[-1].unlink()
+        return f"missing {parts[-1].name}"
+    if how == "extra":
+        (folder / "part.99.parquet").write_bytes(parts[0].read_bytes())
+        return "extra part.99.parquet"
+    if how == "resized":
+        size = parts[1].stat().st_size
+        parts[1].write_bytes(parts[1].read_bytes()[:size // 2])
+        return f"{parts[1].name} has {size // 2:,} bytes, the manifest says {size:,}"
+    if how == "unfinished":
+        (folder / IN_PROGRESS).write_text("")
+        return "an unfinished cumgain dataset"
+    (folder / MANIFEST).write_text((folder / MANIFEST).read_text()[:40])   # cut short
+    return "the manifest of a cumgain dataset is damaged or incomplete"
+
+
+@pytest.mark.parametrize("how", ["missing", "extra", "resized", "unfinished", "cut short"])
+def test_readers_refuse_a_dataset_that_does_not_match_its_manifest(run_file, tmp_path, how):
+    pytest.importorskip("pyarrow")
+    folder = tmp_path / "run.parquet"
+    write_dataset(run_file, folder)
+    message = tamper(folder, how)
+    runs = [folder, str(folder), str(folder / "*.parquet"), folder / "part.0.parquet"]
+    for run in runs:
+        with pytest.raises(InputError, match=re.escape(message)) as caught:
+            cgd.evaluate(QRELS, run, ["map"], warn=False)
+        assert str(folder) in str(caught.value)
+    with pytest.raises(InputError, match=re.escape(message)):
+        cgd.read_run(folder)
+    with pytest.raises(InputError, match=re.escape(message)):
+        cgd.average_vectors(QRELS, folder, 5)
+    with pytest.raises(InputError, match=re.escape(message)):
+        cgd.evaluate(folder, as_dask(RUN), ["map"], warn=False)        # as qrels
+
+
+def test_datasets_written_by_others_are_read_as_they_are(tmp_path):
+    """A Parquet folder from pandas (no manifest) evaluates as before; so does one that
+    lost a file: cumgain cannot know, and does not claim to."""
+    pytest.importorskip("pyarrow")
+    for i, rows in enumerate(np.array_split(np.arange(len(RUN)), 3)):
+        RUN.iloc[rows].to_parquet(tmp_path / f"chunk-{i}.parquet", index=False)
+    with pytest.warns(cgd.ShuffleWarning):
+        lazy = cgd.evaluate(QRELS, tmp_path, LINEAR_MEASURES, warn=False)
+    assert_identical(lazy.compute(scheduler="sync"),
+                     cumgain.evaluate(QRELS, RUN, LINEAR_MEASURES, warn=False))
+
+
+def test_write_parquet_overwrites_only_its_own_dataset(run_file, tmp_path):
+    pytest.importorskip("pyarrow")
+    write_dataset(run_file, tmp_path / "ours")
+    write_dataset(run_file, tmp_path / "ours", overwrite=True)
+    assert cgd.read_run(tmp_path / "ours").npartitions > 3
+    (tmp_path / "theirs").mkdir()
+    RUN.to_parquet(tmp_path / "theirs" / "data.parquet")
+    with pytest.raises(InputError, match="holds files cumgain did not write"):
+        write_dataset(run_file, tmp_path / "theirs", overwrite=True)
+    assert [p.name for p in (tmp_path / "theirs").iterdir()] == ["data.parquet"]
+    with pytest.raises(InputError, match="holds the input"):
+        cgd.write_parquet(load_run(run_file), run_file.parent, overwrite=True)
+    assert run_file.exists()
 
 
 # ---------------------------------------------------------------- averaged vectors

@@ -92,6 +92,44 @@ def test_unknown_format_is_refused_before_drawing(tmp_path):
         plot.output_format("curves")
 
 
+def test_an_existing_file_is_replaced_only_when_asked(tmp_path):
+    pytest.importorskip("matplotlib")
+    from cumgain import plot
+    path = tmp_path / "curves.png"
+    path.write_bytes(b"mine")
+    with pytest.raises(InputError, match="curves.png exists; pass overwrite=True"):
+        plot.plot_curves(_curves("CG"), path)
+    with pytest.raises(InputError, match="curves.png exists; pass overwrite=True"):
+        plot.plot_grid(_all_measures(), path)
+    assert path.read_bytes() == b"mine"
+    plot.plot_grid(_all_measures(), path, dpi=20, overwrite=True)
+    assert path.read_bytes()[:8] == PNG_MAGIC
+    assert [p.name for p in tmp_path.iterdir()] == ["curves.png"]
+
+
+@pytest.mark.parametrize("error", [OSError(28, "No space left on device"), KeyboardInterrupt()])
+def test_a_failed_save_leaves_no_file(tmp_path, monkeypatch, error):
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from cumgain import plot
+
+    def savefig(self, fname, **kwargs):
+        with open(fname, "wb") as out:
+            out.write(PNG_MAGIC)
+        raise error
+
+    monkeypatch.setattr(Figure, "savefig", savefig)
+    with pytest.raises(type(error)):
+        plot.plot_curves(_curves("CG"), tmp_path / "new.png")
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "old.png").write_bytes(b"mine")
+    with pytest.raises(type(error)):
+        plot.plot_curves(_curves("CG"), tmp_path / "old.png", overwrite=True)
+    assert [p.name for p in tmp_path.iterdir()] == ["old.png"]
+    assert (tmp_path / "old.png").read_bytes() == b"mine"
+
+
 def test_one_line_per_run_and_the_ideal_dashed():
     pytest.importorskip("matplotlib")
     from cumgain import plot

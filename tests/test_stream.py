@@ -8,6 +8,7 @@ with ``==``. Errors are compared with the reference reader's own messages.
 from __future__ import annotations
 
 import gzip
+import heapq
 import math
 import tracemalloc
 from pathlib import Path
@@ -338,6 +339,48 @@ def test_sort_reports_malformed_lines_of_the_input(tmp_path):
     (tmp_path / "empty.txt").write_text("")
     with pytest.raises(FormatError, match="no results"):
         stream.sort_run_by_topic(tmp_path / "empty.txt", tmp_path / "out.txt")
+
+
+@pytest.mark.parametrize("error", [OSError(28, "No space left on device"), KeyboardInterrupt()])
+def test_an_interrupted_sort_leaves_no_output(tmp_path, monkeypatch, error):
+    """The merge fails part-way (a full disk, or Ctrl-C at 70%): no output file, no
+    temporary, and an existing output (overwrite=True) keeps its old content."""
+    _, run = write_collection(tmp_path, n_topics=10, docs=40, interleave=True)
+    real = heapq.merge
+
+    def merge(*iterables, key=None):
+        for i, line in enumerate(real(*iterables, key=key)):
+            if i == 280:
+                raise error
+            yield line
+
+    monkeypatch.setattr(heapq, "merge", merge)
+    limit = 40 * (stream.LINE_OVERHEAD + 30)
+    out = tmp_path / "sorted.txt"
+    with pytest.raises(type(error)):
+        stream.sort_run_by_topic(run, out, memory_limit=limit, temp_dir=tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["qrels.txt", "run.txt"]
+    out.write_text("old\n")
+    with pytest.raises(type(error)):
+        stream.sort_run_by_topic(run, out, memory_limit=limit, temp_dir=tmp_path,
+                                 overwrite=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["qrels.txt", "run.txt", "sorted.txt"]
+    assert out.read_text() == "old\n"
+
+
+def test_sort_refuses_an_existing_output_unless_asked(tmp_path):
+    run = tmp_path / "run.txt"
+    run.write_text("b Q0 x 1 1 t\na Q0 y 1 1 t\n")
+    out = tmp_path / "out.txt"
+    out.write_text("mine\n")
+    with pytest.raises(InputError, match=r"out.txt exists; pass overwrite=True to replace it"):
+        stream.sort_run_by_topic(run, out)
+    assert out.read_text() == "mine\n"
+    assert stream.sort_run_by_topic(run, out, overwrite=True) == 2
+    assert out.read_text() == "a Q0 y 1 1 t\nb Q0 x 1 1 t\n"
+    assert stream.sort_run_by_topic(run, run, overwrite=True) == 2        # in place
+    assert run.read_text() == "a Q0 y 1 1 t\nb Q0 x 1 1 t\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt", "run.txt"]
 
 
 # ---------------------------------------------------------------- bounded memory
