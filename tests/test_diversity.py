@@ -596,3 +596,12 @@ def test_subtopics_object_is_read_only_data():
     assert isinstance(judgments, Subtopics)
     assert judgments.to_dict() == {"q": {"1": {"a": 1.0, "d": 0.0}, "2": {"a": 2.0, "b": 1.0},
                                          "3": {"c": 1.0}}}
+
+
+def test_docstring_examples():
+    import doctest
+
+    import cumgain.diversity
+
+    failures, tried = doctest.testmod(cumgain.diversity, verbose=False)
+    assert failures == 0 and tried >= 5
