@@ -542,6 +542,12 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     if isinstance(qrels, Preferences):
         return evaluate_preferences(qrels, run, measure_list, topics=topics, warn=warn,
                                     depth=depth, score_precision=score_precision)
+    from cumgain.diversity import Subtopics, evaluate_subtopics   # (it imports this)
+    if isinstance(qrels, Subtopics):
+        return evaluate_subtopics(qrels, run, measure_list, topics=topics, warn=warn,
+                                  relevance_level=relevance_level, judged_only=judged_only,
+                                  depth=depth, ties=ties, score_precision=score_precision,
+                                  seed=seed, duplicates=duplicates)
     if isinstance(qrels, JudgmentGroups):
         return evaluate_groups(qrels, run, measure_list, topics=topics, warn=warn,
                                relevance_level=relevance_level, judged_only=judged_only,

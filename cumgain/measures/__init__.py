@@ -11,7 +11,7 @@ documents (the vector API, :mod:`cumgain.vectors`, defaults to the TOIS rule).
 """
 from cumgain.measures.base import FAMILIES, Family, Measure, register
 from cumgain.measures import (  # noqa: F401,E402 - each module registers its families
-    binary, counts, cwl, graded, judged, judgment_groups, preferences)
+    binary, counts, cwl, diversity, graded, judged, judgment_groups, preferences)
 from cumgain.measures.binary import SUCCESS_CUTOFFS, TREC_CUTOFFS
 from cumgain.measures.parse import DISCOUNT_NAMES, parse_measure, parse_measures
 from cumgain.measures.trec_names import NICKNAMES, TREC_ORDER

@@ -49,7 +49,7 @@ def markdown_table() -> str:
              "|---|---|---|---|---|"]
     for family in _ordered():
         needs = {"ranking": "qrels", "judgment_groups": "`-R qrels_jg`",
-                 "preferences": "`-R prefs`"}[family.input]
+                 "preferences": "`-R prefs`", "subtopics": "subtopic qrels"}[family.input]
         if family.since:
             needs += f" (trec_eval {family.since}.0)"
         formula = family.formula.replace("|", "\\|")
