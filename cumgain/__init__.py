@@ -8,7 +8,8 @@ The vector API of Jarvelin & Kekalainen (2002): :func:`cg`, :func:`dcg`,
 The evaluator, :func:`evaluate`, computes every measure of trec_eval 10.0 and the
 J&K family for TREC files, dicts or DataFrames, exactly as trec_eval and pytrec_eval
 do (judgment groups from :func:`load_judgment_groups`, preference judgments from
-:func:`load_preferences`);
+:func:`load_preferences`), the measures of ir_measures, ranx, cwl_eval and NTCIREVAL, and
+the diversity measures of ndeval (subtopic judgments from :func:`load_subtopics`);
 :func:`rank` gives the ranked relevance levels behind it; :func:`prepare_qrels` reads
 judgments once for evaluating many runs against them.
 
@@ -20,6 +21,7 @@ from cumgain.batch import Ragged
 from cumgain.evaluator import Evaluation, Ranking, TopicsWarning, evaluate, rank
 from cumgain.exceptions import CumgainError, FormatError, InputError
 from cumgain.gains import GainMapping, gain_mapping, map_gains
+from cumgain.diversity import load_subtopics
 from cumgain.judgment_groups import load_judgment_groups
 from cumgain.native import prepare_qrels
 from cumgain.preferences import load_preferences
@@ -64,6 +66,7 @@ __all__ = [
     "ideal_gains",
     "load_judgment_groups",
     "load_preferences",
+    "load_subtopics",
     "map_gains",
     "ncg",
     "ncg_at",

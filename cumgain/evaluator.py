@@ -578,14 +578,19 @@ def _compute_groups(measure_list: list) -> list:
     return list(groups.items())
 
 
+_INPUT_SOURCES = {
+    "judgment_groups": "trec_eval -R qrels_jg; cumgain.load_judgment_groups",
+    "preferences": "trec_eval -R prefs; cumgain.load_preferences",
+    "subtopics": "qid subtopic docno rel lines; cumgain.load_subtopics",
+}
+
+
 def _check_computable(measure_list: list, policies: dict) -> None:
     for measure in measure_list:
         family = measure.spec
         if family.input != "ranking":
-            raise InputError(
-                f"measure {measure.name!r} needs {family.input.replace('_', ' ')} "
-                "(trec_eval -R " + ("qrels_jg" if family.input == "judgment_groups"
-                                    else "prefs") + "), not qrels")
+            raise InputError(f"measure {measure.name!r} needs {family.input.replace('_', ' ')} "
+                             f"({_INPUT_SOURCES[family.input]}), not qrels")
         if policies["ties"] == "average" and family.ordered:
             raise InputError(
                 f"measure {measure.name!r} is not defined under ties='average' (it depends "

@@ -70,8 +70,8 @@ def evaluate_groups(groups: JudgmentGroups, run: Any, measures: list, *, topics:
         topics_warning
 
     for measure in measures:
-        if measure.spec.input == "preferences" or (measure.spec.input == "ranking"
-                                                   and measure.family not in ("num_q", "runid")):
+        if measure.spec.input != "judgment_groups" and measure.family not in ("num_q",
+                                                                               "runid"):
             raise InputError(f"measure {measure.name!r} cannot be computed from judgment "
                              "groups (-R qrels_jg): only map_avgjg, P_avgjg, "
                              "Rprec_mult_avgjg, num_q and runid can")

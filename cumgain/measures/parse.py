@@ -334,7 +334,7 @@ PARAMS: dict = {
     "normalize": _read_flag("normalize"),
 }
 
-_IR_FORM = re.compile(r"(?P<name>[A-Za-z_]\w*)(?:\((?P<args1>.*)\))?"
+_IR_FORM = re.compile(r"(?P<name>[^\W\d]\w*)(?:\((?P<args1>.*)\))?"
                       r"(?:@(?P<at>[0-9.eE+-]+))?(?:\((?P<args2>.*)\))?")
 
 
