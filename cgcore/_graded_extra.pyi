@@ -24,8 +24,8 @@ def graded_average_precision(
     cutoff: int
 ) -> Float64Array: ...
 def compatibility(
-    levels: Float64Array, scores: Float64Array, offsets: Int64Array, ideal: Float64Array,
-    ideal_offsets: Int64Array, p: float, normalize: bool
+    levels: Float64Array, offsets: Int64Array, ideal: Float64Array, ideal_offsets: Int64Array,
+    p: float, normalize: bool
 ) -> Float64Array: ...
 def pairwise_accuracy(
     relevant: Float64Array, offsets: Int64Array, cutoff: int

@@ -270,26 +270,23 @@ cdef inline Py_ssize_t _group_of(const gain_t* starts_values, Py_ssize_t n_group
     return -1
 
 
-def compatibility(const gain_t[::1] levels, const gain_t[::1] scores,
-                  const index_t[::1] offsets, const gain_t[::1] ideal,
-                  const index_t[::1] ideal_offsets, double p, bint normalize):
-    """Compatibility (Clarke, Vtyurina & Smucker, TOIS 2021), as ir_measures' compat
-    provider computes it: RBO(run, ideal, p) over depth D = max(N, M), optionally
-    divided by RBO(ideal, ideal, p) when that is > 0.
+def compatibility(const gain_t[::1] levels, const index_t[::1] offsets,
+                  const gain_t[::1] ideal, const index_t[::1] ideal_offsets, double p,
+                  bint normalize):
+    """Compatibility (Clarke, Vtyurina & Smucker, TOIS 2021): RBO(run, ideal, p) over
+    depth D = max(N, M), divided by RBO(ideal, ideal, p) when ``normalize`` and that is
+    > 0, in the order of ir_measures' compat provider's sums.
 
     ``levels``: per ranked row its level if judged > 0, else 0; ``ideal``: the topic's
-    positive levels in descending order (M of them). The ideal ranking puts the
-    judged documents by level; within a level, the retrieved ones in run order, except
-    that those with a negative score come after the unretrieved ones (the provider
-    sorts them by run score, 0.0 for an unretrieved document). A document then joins
+    positive levels in descending order (M of them). The ideal ranking is Clarke's
+    (compatibility.py, ``idealize``): the judged documents by level, and within a level
+    the retrieved ones in run order before the unretrieved ones. A document then joins
     the overlap at depth max(its rank, its ideal rank); RBO = sum_{d <= D} p^(d-1)
-    overlap(d) / d / sum_{d <= D} p^(d-1), each sum in the provider's order.
+    overlap(d) / d / sum_{d <= D} p^(d-1).
     """
     cdef index_t n_topics = check_offsets(offsets, levels.shape[0], "offsets")
     cdef index_t n_ideal = check_offsets(ideal_offsets, ideal.shape[0], "ideal_offsets")
     check_per_topic(n_ideal, n_topics, "ideal_offsets")
-    if scores.shape[0] != levels.shape[0]:
-        raise ValueError(f"scores has {scores.shape[0]} entries for {levels.shape[0]} rows")
     _check_gains(levels, "levels")
     _check_gains(ideal, "ideal")
     if not (p >= 0.0 and p <= 1.0):
@@ -304,16 +301,11 @@ def compatibility(const gain_t[::1] levels, const gain_t[::1] scores,
     cdef gain_t[::1] out = result
     cdef gain_t* group_level = <gain_t*>malloc(longest * sizeof(gain_t))
     cdef int64_t* group_start = <int64_t*>malloc(longest * sizeof(int64_t))
-    cdef int64_t* group_size = <int64_t*>malloc(longest * sizeof(int64_t))
-    cdef int64_t* group_retrieved = <int64_t*>malloc(longest * sizeof(int64_t))
     cdef int64_t* group_seen = <int64_t*>malloc(longest * sizeof(int64_t))
     cdef int64_t* arrivals = <int64_t*>malloc(longest * sizeof(int64_t))
-    if group_level == NULL or group_start == NULL or group_size == NULL \
-            or group_retrieved == NULL or group_seen == NULL or arrivals == NULL:
+    if group_level == NULL or group_start == NULL or group_seen == NULL or arrivals == NULL:
         free(group_level)
         free(group_start)
-        free(group_size)
-        free(group_retrieved)
         free(group_seen)
         free(arrivals)
         raise MemoryError("no memory for the compatibility tables")
@@ -335,11 +327,8 @@ def compatibility(const gain_t[::1] levels, const gain_t[::1] scores,
                 if n_groups == 0 or ideal[ideal_start + j] != group_level[n_groups - 1]:
                     group_level[n_groups] = ideal[ideal_start + j]
                     group_start[n_groups] = j
-                    group_size[n_groups] = 0
-                    group_retrieved[n_groups] = 0
                     group_seen[n_groups] = 0
                     n_groups += 1
-                group_size[n_groups - 1] += 1
             for i in range(depth):
                 arrivals[i] = 0
             for i in range(n):
@@ -348,16 +337,8 @@ def compatibility(const gain_t[::1] levels, const gain_t[::1] scores,
                     if g < 0:
                         unknown = t
                         continue
-                    group_retrieved[g] += 1
-            for i in range(n):
-                if levels[start + i] > 0.0:
-                    g = _group_of(group_level, n_groups, levels[start + i])
-                    if g < 0:
-                        continue
                     position = group_start[g] + group_seen[g]
                     group_seen[g] += 1
-                    if scores[start + i] < 0.0:
-                        position = position + group_size[g] - group_retrieved[g]
                     arrivals[position if position > i else i] += 1
             score = 0.0
             normalizer = 0.0
@@ -383,8 +364,6 @@ def compatibility(const gain_t[::1] levels, const gain_t[::1] scores,
             out[t] = score
     free(group_level)
     free(group_start)
-    free(group_size)
-    free(group_retrieved)
     free(group_seen)
     free(arrivals)
     if unknown >= 0:
