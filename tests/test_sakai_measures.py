@@ -417,3 +417,54 @@ def test_kernels_accept_read_only_arrays():
         pytest.approx(((1 + 2) / (1 + 2) + (2 + 3) / (3 + 3)) / 2)
     assert kernels.graded_average_precision(gains, offsets, ideal, ideal_offsets, 10)[0] == \
         pytest.approx((2 + (1 + 1) / 3) / 3)      # rank 1: min(2, 2); rank 3: min(2, 1) + 1
+
+
+# ---------------------------------------------------------------- kernels vs their twins
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+from cumgain import reference_graded_extra as twins  # noqa: E402
+
+
+@st.composite
+def batches(draw):
+    """Topics of ranked gains (ties of gains, zeros, a few levels) and each topic's ideal:
+    its ranked positive gains plus unretrieved ones, descending."""
+    levels = st.sampled_from([0.0, 0.0, 1.0, 2.0, 3.0, 0.5])
+    ranked, ideal, offsets, ideal_offsets = [], [], [0], [0]
+    for _ in range(draw(st.integers(0, 5))):
+        run = draw(st.lists(levels, max_size=25))
+        extra = draw(st.lists(levels.filter(lambda g: g > 0), max_size=6))
+        ranked += run
+        ideal += sorted([g for g in run if g > 0] + extra, reverse=True)
+        offsets.append(len(ranked))
+        ideal_offsets.append(len(ideal))
+    as_array = lambda values, dtype=np.float64: np.array(values, dtype=dtype)  # noqa: E731
+    return (as_array(ranked), as_array(offsets, np.int64), as_array(ideal),
+            as_array(ideal_offsets, np.int64))
+
+
+@given(batches(), st.integers(1, 30), st.floats(0, 1), st.floats(0, 5), st.floats(0, 1),
+       st.booleans())
+def test_kernels_are_their_pure_python_twins(batch, cutoff, p, beta, effort, normalize):
+    gains, offsets, ideal, ideal_offsets = batch
+    probabilities = gains / 4.0
+    for order in (kernels.ORDER_GDEVAL, kernels.ORDER_NTCIREVAL):
+        np.testing.assert_array_equal(
+            kernels.expected_reciprocal_rank(probabilities, offsets, cutoff, order),
+            twins.expected_reciprocal_rank(probabilities, offsets, cutoff, order))
+    np.testing.assert_array_equal(
+        kernels.rank_biased_utility(probabilities, offsets, cutoff, p, effort),
+        twins.rank_biased_utility(probabilities, offsets, cutoff, p, effort))
+    np.testing.assert_array_equal(
+        kernels.q_measure(gains, offsets, ideal, ideal_offsets, beta, cutoff),
+        twins.q_measure(gains, offsets, ideal, ideal_offsets, beta, cutoff))
+    np.testing.assert_allclose(
+        kernels.graded_average_precision(gains, offsets, ideal, ideal_offsets, cutoff),
+        twins.graded_average_precision(gains, offsets, ideal, ideal_offsets, cutoff),
+        rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(
+        kernels.compatibility(gains, offsets, ideal, ideal_offsets, p, normalize),
+        twins.compatibility(gains, offsets, ideal, ideal_offsets, p, normalize))
+    np.testing.assert_array_equal(kernels.pairwise_accuracy(gains, offsets, cutoff),
+                                  twins.pairwise_accuracy(gains, offsets, cutoff))
