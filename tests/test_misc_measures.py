@@ -402,3 +402,42 @@ def test_defaults_are_ir_measures_defaults():
                     if key != "cutoff" and info.default is not None}
         assert defaults == {"Compat": {"p": 0.95, "normalize": True},
                             "Accuracy": {"rel": 1}}[name]
+
+
+def test_robust03_compat_differs_only_where_a_relevant_document_scores_below_zero(shared):
+    """UIUC03Rd1 scores every document below 0: the provider's ideal then puts a level's
+    unretrieved documents before its retrieved ones. Topics where no relevant retrieved
+    document scores <= 0 (none here, but checked) must agree exactly; the others differ,
+    and cumgain's value is Clarke's definition."""
+    import gzip
+    real = shared / "data" / "real"
+    qrels_path = real / "qrels" / "qrels.robust03.txt"
+    run_path = real / "runs" / "robust03" / "input.UIUC03Rd1.gz"
+    if not qrels_path.exists() or not run_path.exists():
+        pytest.skip("the Robust03 files are not in ../shared/data/real")
+    qrels, run = {}, {}
+    for line in qrels_path.read_text().splitlines():
+        topic, _, doc, level = line.split()
+        qrels.setdefault(topic, {})[doc] = int(level)
+    with gzip.open(run_path, "rt") as lines:
+        for line in lines:
+            topic, _, doc, _, score, _ = line.split()
+            run.setdefault(topic, {})[doc] = float(score)
+    topics = sorted(run)[:25]
+    qrels = {topic: qrels[topic] for topic in topics}
+    run = {topic: run[topic] for topic in topics}
+    ours = cumgain_values("Compat", qrels, run, ties="docno_asc")
+    theirs = provider_values("compat", "Compat", qrels, run)
+    differing = 0
+    for topic in topics:
+        docs = run[topic]
+        ranking = sorted(sorted(docs), key=lambda doc: -docs[doc])
+        if all(docs[doc] > 0 for doc in ranking if qrels[topic].get(doc, 0) > 0):
+            assert ours[topic] == theirs[topic], topic
+            continue
+        ideal = clarke_ideal(qrels[topic], ranking)
+        depth = max(len(ranking), len(ideal))
+        expected = rbo(ranking, ideal, 0.95) / rbo(ideal, ideal, 0.95, depth)
+        assert ours[topic] == pytest.approx(expected, abs=1e-13), topic
+        differing += ours[topic] != theirs[topic]
+    assert differing > 10
