@@ -29,7 +29,6 @@ import math
 import re
 from typing import Any
 
-import numpy as np
 
 from cgcore import _graded_extra as kernels
 from cumgain.exceptions import InputError
