@@ -29,7 +29,6 @@ import math
 import re
 from typing import Any
 
-
 from cgcore import _graded_extra as kernels
 from cumgain.exceptions import InputError
 from cumgain.gains import gain_mapping
