@@ -1,0 +1,189 @@
+"""Sakai's graded measures as NTCIREVAL computes them (and pyNTCIREVAL, its Python
+port): ``Q`` (Q-measure), ``nERR``, ``iRBU``, ``GAP`` (Robertson et al.'s graded AP),
+and NTCIREVAL's two nDCGs under their NTCIREVAL names, ``MSnDCG`` (the "Microsoft
+version": discount 1/log(i + 1), cumgain's ``nDCG``) and ``JKnDCG`` (the original of
+Jarvelin & Kekalainen that NTCIREVAL prints as ``nDCG``: no discount before rank b,
+1/log_b(i) from there; ``nDCG(discount='tois', base=b)``).
+
+Gains: NTCIREVAL takes one gain value per relevance level (``-g 1:2:3``); here that is
+``gains={1: 1, 2: 2, 3: 3}`` (or a scheme such as ``"0-1-2-3"``), and without ``gains=``
+the gain of a level is the level. A document is relevant when its gain is > 0 (in
+NTCIREVAL: a level >= 1, whose gain must be positive); the relevance level (-l,
+``rel=``) plays no part, as in nDCG. Gains must not be negative. The ideal ranking is
+every judged document by gain, descending. ``judged_only=True`` gives NTCIREVAL's
+condensed-list versions (its ``-j``).
+
+nERR and iRBU need the gain of the top level, g_max (NTCIREVAL: the last ``-g``
+value): the largest gain of the ``gains=`` table, or the gain of level ``max_rel`` when
+given (needed when ``gains=`` is not a table). A document satisfies the user with
+probability g / (g_max + 1) (so exponential gains 2^l - 1 give Chapelle et al.'s
+(2^l - 1) / 2^l_max).
+
+Zero ideal: where pyNTCIREVAL divides by zero (a topic without a relevant judgment:
+nERR, the nDCGs), the value is 0 here, as trec_eval's nDCG is.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from typing import Any
+
+from cgcore import _graded_extra as kernels
+from cumgain.exceptions import InputError
+from cumgain.gains import gain_mapping
+from cumgain.measures.base import Family, register
+from cumgain.measures.batch import Batch, safe_ratio
+from cumgain.measures.graded import _ndcg
+from cumgain.measures.parse import PARAMS
+
+Q_BETA = 1.0            # NTCIREVAL's --beta
+IRBU_P = 0.99           # Sakai & Zeng (SIGIR 2019) and NTCIR WWW's iRBU
+IRBU_EFFORT = 0.0       # the effort term, a constant for a given cut-off, left out
+
+
+def _read_effort(value: Any, spelling: str) -> dict:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value < 0:
+        raise InputError(f"measure {spelling!r}: e must be a finite number >= 0")
+    return {"params": (("e", float(value)),)}
+
+
+if PARAMS.setdefault("e", _read_effort) is not _read_effort:     # pragma: no cover
+    raise RuntimeError("another module registered a reader for the parameter 'e'")
+
+
+def _cutoff(batch: Batch, measure) -> int:
+    return measure.cutoff if measure.cutoff is not None else batch.full_depth(measure)
+
+
+def _checked_gains(batch: Batch, measure) -> tuple:
+    """(ranked gains, ideal gains, ideal offsets), the judged gains checked >= 0."""
+    judged = batch.judged_gains(measure)
+    if len(judged) and judged.min() < 0:
+        raise InputError(f"measure {measure.name!r}: gains must be >= 0 (got "
+                         f"{judged.min():g})")
+    ideal, ideal_offsets = batch.ideal(measure)
+    return batch.gains(measure), ideal, ideal_offsets
+
+
+_SCHEME = re.compile(r"^-?\d+(\.\d+)?(-\d+(\.\d+)?)+$")
+
+
+def top_gain(measure) -> float:
+    """g_max: the gain of level ``max_rel`` if given, else the largest gain of the
+    measure's gain table."""
+    max_rel = measure.param("max_rel")
+    gains = measure.gains
+    if max_rel is not None:
+        if max_rel < 1:
+            raise InputError(f"measure {measure.name!r}: max_rel must be >= 1, got {max_rel}")
+        if gains is None:
+            return float(max_rel)
+        if isinstance(gains, tuple):
+            table = dict(gains)
+            if float(max_rel) not in table:
+                raise InputError(f"measure {measure.name!r}: gains has no gain for level "
+                                 f"max_rel={max_rel}")
+            return float(table[float(max_rel)])
+        return float(gain_mapping(gains)([float(max_rel)])[0])
+    if isinstance(gains, tuple) and gains:
+        return float(max(gain for _, gain in gains))
+    if isinstance(gains, str) and _SCHEME.match(gains.strip()):
+        return float(max(float(part) for part in gains.strip().split("-")))
+    raise InputError(f"measure {measure.name!r} needs the gain of the top relevance level: "
+                     "give a gain for every level, gains={1: 1, 2: 2, 3: 3} (NTCIREVAL's "
+                     "-g 1:2:3), or the top level, max_rel=3")
+
+
+def _satisfaction(batch: Batch, measure) -> tuple:
+    """R = g / (g_max + 1) for the ranked documents and for the ideal ranking."""
+    gains, ideal, ideal_offsets = _checked_gains(batch, measure)
+    g_max = top_gain(measure)
+    if len(ideal) and ideal.max() > g_max:
+        raise InputError(f"measure {measure.name!r}: a judged gain ({ideal.max():g}) is above "
+                         f"the top level's ({g_max:g})")
+    return gains / (g_max + 1.0), ideal / (g_max + 1.0), ideal_offsets
+
+
+def _q_measure(measures: list, batch: Batch) -> list:
+    columns = []
+    for measure in measures:
+        gains, ideal, ideal_offsets = _checked_gains(batch, measure)
+        columns.append(kernels.q_measure(gains, batch.ranked(measure).offsets, ideal,
+                                         ideal_offsets, measure.param("beta", Q_BETA),
+                                         _cutoff(batch, measure)))
+    return columns
+
+
+def _normalised_err(measures: list, batch: Batch) -> list:
+    columns = []
+    for measure in measures:
+        run, ideal, ideal_offsets = _satisfaction(batch, measure)
+        cutoff = _cutoff(batch, measure)
+        order = kernels.ORDER_NTCIREVAL
+        err = kernels.expected_reciprocal_rank(run, batch.ranked(measure).offsets, cutoff,
+                                               order)
+        best = kernels.expected_reciprocal_rank(ideal, ideal_offsets, cutoff, order)
+        columns.append(safe_ratio(err, best))
+    return columns
+
+
+def _intentwise_rbu(measures: list, batch: Batch) -> list:
+    columns = []
+    for measure in measures:
+        run, _, _ = _satisfaction(batch, measure)
+        columns.append(kernels.rank_biased_utility(
+            run, batch.ranked(measure).offsets, _cutoff(batch, measure),
+            measure.param("p", IRBU_P), measure.param("e", IRBU_EFFORT)))
+    return columns
+
+
+def _graded_ap(measures: list, batch: Batch) -> list:
+    columns = []
+    for measure in measures:
+        gains, ideal, ideal_offsets = _checked_gains(batch, measure)
+        columns.append(kernels.graded_average_precision(
+            gains, batch.ranked(measure).offsets, ideal, ideal_offsets,
+            _cutoff(batch, measure)))
+    return columns
+
+
+def _microsoft_ndcg(measures: list, batch: Batch) -> list:
+    return _ndcg([dataclasses.replace(m, discount="trec_eval") for m in measures], batch)
+
+
+def _original_ndcg(measures: list, batch: Batch) -> list:
+    return _ndcg([dataclasses.replace(m, discount="tois") for m in measures], batch)
+
+
+_NTCIREVAL = "NTCIREVAL (pyNTCIREVAL 0.0.3)"
+_GAINS = ("gains", "judged_only")
+register(
+    Family("Q", "(1/min(R, k)) sum_{i<=k, g_i>0} (C(i) + beta cg(i)) / (i + beta cg*(i)), "
+           "C(i) relevant in the top i, cg / cg* cumulative gain of run / ideal (beta = 1)",
+           _q_measure, ir_names=("Q", "QMeasure"), ir_params=("beta",) + _GAINS,
+           at="cutoff", ordered=True,
+           source=f"{_NTCIREVAL} QMeasure; Sakai, AIRS 2004 / IPM 2007"),
+    Family("nERR", "ERR@k / ERR of the ideal @k, R_i = g_i / (g_max + 1)", _normalised_err,
+           ir_names=("nERR",), ir_params=("max_rel",) + _GAINS, at="cutoff", ordered=True,
+           source=f"{_NTCIREVAL} nERR; Chapelle et al., CIKM 2009; Sakai & Song, "
+           "SIGIR 2011"),
+    Family("iRBU", "sum_{i<=k} p^i R_i prod_{j<i} (1 - R_j) - e sum_{i<=k} p^i, "
+           "R_i = g_i / (g_max + 1) (p = 0.99, e = 0); not normalised", _intentwise_rbu,
+           ir_names=("iRBU",), ir_params=("p", "e", "max_rel") + _GAINS, at="cutoff",
+           ordered=True, source="Sakai & Zeng, SIGIR 2019 (NTCIREVAL 190111+); Amigo, "
+           "Spina & Carrillo-de-Albornoz, SIGIR 2018"),
+    Family("GAP", "sum_{i<=k} (1/i) sum_{j<=i} min(g_j, g_i) / sum of the judged gains "
+           "(gains: each grade's probability of being relevant to a user, scaled)",
+           _graded_ap, ir_names=("GAP",), ir_params=_GAINS, at="cutoff", ordered=True,
+           source="Robertson, Kanoulas & Yilmaz, SIGIR 2010 (NTCIREVAL --gap)"),
+    Family("MSnDCG", "nDCG@k with discount 1/log(i + 1) (= nDCG@k; NTCIREVAL's "
+           "Microsoft version)", _microsoft_ndcg, ir_names=("MSnDCG",), ir_params=_GAINS,
+           at="cutoff", trec_twin="ndcg_cut",
+           source=f"{_NTCIREVAL} MSnDCG; Burges et al., ICML 2005"),
+    Family("JKnDCG", "nDCG@k with df(i) = 1 for i < b, log_b(i) from b (b = base = 2; "
+           "NTCIREVAL's nDCG)", _original_ndcg, ir_names=("JKnDCG",),
+           ir_params=("base",) + _GAINS, at="cutoff",
+           source=f"{_NTCIREVAL} nDCG; Jarvelin & Kekalainen, TOIS 2002"),
+)
