@@ -247,8 +247,9 @@ def aggregate(measure: Measure, values: np.ndarray, run_tag: str = "") -> Any:
     ``values`` (in topic order), by the family's rule: ``S / n`` with ``S = sum_t v_t``
     summed sequentially in topic order, as trec_eval does (``mean``); ``S`` itself for
     counts (``sum``); ``exp(S / n)`` for ``gm_map`` and ``gm_bpref``, whose per-topic
-    values are already ``log(max(value, 1e-5))`` (``gmean``); the run tag for ``runid``;
-    None for ``relstring``. A mean over no topic is NaN (a sum is 0).
+    values are already ``log(max(value, 1e-5))`` (``gmean``); ``S / n`` over the topics
+    whose value is not NaN (``mean_defined``: Accuracy, as ir_measures averages it); the
+    run tag for ``runid``; None for ``relstring``. A mean over no topic is NaN (a sum is 0).
 
     Pieces of an evaluation (:mod:`cumgain.stream`, :mod:`cumgain.dask`) are combined with
     it, so their means are bit-identical to :func:`evaluate`'s.
@@ -263,6 +264,8 @@ def aggregate(measure: Measure, values: np.ndarray, run_tag: str = "") -> Any:
         return run_tag
     if rule == "none":
         return None
+    if rule == "mean_defined":
+        values = values[~np.isnan(values)]
     if len(values) == 0:
         return 0.0 if rule == "sum" else math.nan
     total = float(np.cumsum(values)[-1])  # sequential, in topic order, like trec_eval

@@ -279,16 +279,30 @@ def test_accuracy_is_the_accuracy_provider(seed, spelling):
             assert math.isnan(value), (topic, value)
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_accuracy_mean_is_over_the_topics_the_provider_reports(seed):
+    qrels, run = generated(seed)
+    theirs = [value for value in accuracy_provider("Accuracy@10", qrels, run).values()
+              if value != "ZeroDivisionError"]
+    ours = evaluate(qrels, run, ["Accuracy@10"], ties="input_order", topics="qrels",
+                    warn=False).means["Accuracy@10"]
+    if theirs:
+        assert ours == pytest.approx(sum(theirs) / len(theirs), rel=1e-14)
+    else:
+        assert math.isnan(ours)
+
+
 def test_accuracy_hand_computed_and_its_mean():
     """N R N R: of the 4 (relevant, non-relevant) pairs, 1 in the right order. The mean
-    over topics is NaN when a topic has no pair (ir_measures leaves it out: nanmean)."""
+    over topics leaves out a topic without a pair, as ir_measures does."""
     qrels = {"1": {"r1": 1, "r2": 2, "n1": 0}, "2": {"r": 1}}
     run = {"1": {"n1": 4.0, "r1": 3.0, "u": 2.0, "r2": 1.0}, "2": {"x": 1.0}}
     result = evaluate(qrels, run, ["Accuracy", "Accuracy(rel=2)"], warn=False)
     assert result.values["Accuracy"][0] == 0.25
     assert result.values["Accuracy(rel=2)"][0] == 1 - 3 / 3
-    assert math.isnan(result.values["Accuracy"][1]) and math.isnan(result.means["Accuracy"])
-    assert np.nanmean(result.values["Accuracy"]) == 0.25
+    assert math.isnan(result.values["Accuracy"][1]) and result.means["Accuracy"] == 0.25
+    nothing = evaluate({"1": {"r": 1}}, {"1": {"r": 1.0}}, ["Accuracy"], warn=False)
+    assert math.isnan(nothing.means["Accuracy"])
 
 
 # ---------------------------------------------------------------- msmarco's RR

@@ -22,8 +22,10 @@ GainsSpec = Union[None, str, tuple]
 #: ``pairs`` (``ndcg.1=3,2=9``: name=value pairs; printed ``ndcg_1=3,2=9``).
 TREC_SYNTAXES = ("plain", "cutoffs", "float_cutoffs", "floats", "pairs")
 
-#: How per-topic values combine into the summary (trec_eval's ``calc_avg``).
-AGGREGATES = ("mean", "sum", "gmean", "first", "none")
+#: How per-topic values combine into the summary (trec_eval's ``calc_avg``);
+#: ``mean_defined`` is the mean over the topics whose value is not NaN (ir_measures'
+#: mean for a provider that reports no value for some topics).
+AGGREGATES = ("mean", "mean_defined", "sum", "gmean", "first", "none")
 
 #: What a value is: ``float`` (printed %6.4f), ``count`` (printed %ld, summed),
 #: ``text`` (relstring, runid: printed as text).

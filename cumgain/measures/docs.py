@@ -5,7 +5,7 @@ from __future__ import annotations
 from cumgain.measures.base import FAMILIES, Family
 from cumgain.measures.trec_names import TREC_ORDER
 
-_SUMMARY = {"mean": "mean", "sum": "sum", "gmean": "geometric mean", "first": "the run's tag",
+_SUMMARY = {"mean": "mean", "mean_defined": "mean of the defined values", "sum": "sum", "gmean": "geometric mean", "first": "the run's tag",
             "none": "none"}
 _SYNTAX = {"plain": "", "cutoffs": "cut-offs", "float_cutoffs": "fractions",
            "floats": "numbers", "pairs": "level=gain pairs"}

@@ -20,8 +20,10 @@ What the providers do that cumgain does not copy, and how to get the same number
   of its level (and one scored exactly 0.0 ties with them, in qrels order). The values
   differ only where a relevant retrieved document has a score <= 0.
 * **Accuracy's mean.** The provider leaves out a topic without a (relevant,
-  non-relevant) pair in the top k; here its value is NaN, so the evaluation's mean is
-  NaN when there is one; ``numpy.nanmean`` of the per-topic values is ir_measures' mean.
+  non-relevant) pair in the top k; here its value is NaN and the mean is over the other
+  topics (``mean_defined``), ir_measures' mean. (Where the provider raises
+  ZeroDivisionError, a topic with no non-relevant document in the top k, the value here
+  is NaN too.)
 
 ir_measures' msmarco provider (its RR) needs no family of its own: it differs from
 trec_eval's recip_rank only in ordering ties by docno ascending, so cumgain's ``RR@k``
@@ -151,7 +153,9 @@ register(
            source=f"{_IR} compat provider; Clarke's compatibility.py; Clarke, Vtyurina & "
            "Smucker, TOIS 2021"),
     Family("Accuracy", "fraction of (relevant, non-relevant) pairs in the top k with the "
-           "relevant one above; NaN without such a pair (left out of ir_measures' mean)",
+           "relevant one above; NaN without such a pair, left out of the mean (as "
+           "ir_measures does)",
            _accuracy, ir_names=("Accuracy",), ir_params=("rel",), at="cutoff", ordered=True,
+           aggregate="mean_defined",
            source=f"{_IR} accuracy provider"),
 )
