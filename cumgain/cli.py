@@ -214,7 +214,9 @@ EVALUATE_DESCRIPTION = """\
 Evaluate one or more runs against qrels (TREC files, plain or gzipped; '-' is
 standard input) and print one row per run, or per topic with -q. Measures may be
 spelled as in trec_eval (ndcg_cut.10, P_5, map), ir_measures (nDCG@10, P@5, AP, RR)
-or Jarvelin & Kekalainen (CG@10, nDCG@10(discount=tois, base=2)). --gains,
+or Jarvelin & Kekalainen (CG@10, nDCG@10(discount=tois, base=2)). The diversity
+measures (alpha_nDCG@20, ERR_IA@20, ...) read the qrels as subtopic judgments
+(qid subtopic docno rel, ndeval's format), the others as ordinary qrels. --gains,
 --discount and --base apply to the graded measures (nDCG, DCG, CG, nCG, avg_pos_*,
 and trec_eval's ndcg, ndcg_cut, dcg); give --gains several times to get the schemes
 side by side. Topics left out or scored 0 are listed on stderr."""
@@ -410,20 +412,34 @@ def run_evaluate(args: argparse.Namespace) -> int:
     progress = _Progress(1 + len(args.runs), show, prog)
     table = report_table.new_table([m.name for m in measures], [m.kind for m in measures],
                                    args.per_topic)
+    # the diversity measures read the qrels file as subtopic judgments, the others as qrels
+    diverse = [s for s in spellings if parse_measures([s])[0].spec.input == "subtopics"]
+    plain = [s for s in spellings if s not in diverse]
+    if diverse and plain and args.qrels == "-":
+        raise Failure(EXIT_USAGE, "the diversity measures and the others read the qrels "
+                                  "twice (as subtopic judgments and as qrels): give a file, "
+                                  "not standard input")
     notes = []
     try:
-        qrels = prepare_qrels(args.qrels)
-        progress.step(qrels.source)
+        judgments = []
+        if plain:
+            judgments.append((prepare_qrels(args.qrels), plain))
+        if diverse:
+            from cumgain.diversity import load_subtopics
+            judgments.append((load_subtopics(args.qrels), diverse))
+        progress.step("<stdin>" if args.qrels == "-" else args.qrels)
         for path in args.runs:
             label = "<stdin>" if path == "-" else path
-            result = evaluate(qrels, path, spellings, relevance_level=args.relevance_level,
-                              judged_only=args.judged_only, depth=args.depth, topics=topics,
-                              ties=args.ties, seed=args.seed,
-                              score_precision=args.score_precision, warn=False)
+            result = _joined([
+                evaluate(qrels, path, names, relevance_level=args.relevance_level,
+                         judged_only=args.judged_only, depth=args.depth, topics=topics,
+                         ties=args.ties, seed=args.seed, score_precision=args.score_precision,
+                         warn=False)
+                for qrels, names in judgments])
             progress.step(label)
             if not result.topics:
                 raise Failure(EXIT_NO_TOPICS, f"{label}: no topic of the run is in "
-                                              f"{qrels.source}; nothing to evaluate")
+                                              f"{judgments[0][0].source}; nothing to evaluate")
             notes.extend(_topic_notes(label, result, topics))
             report_table.add_result(table, label, result)
     finally:
@@ -435,6 +451,35 @@ def run_evaluate(args: argparse.Namespace) -> int:
     report_table.write(table, text, args.format)
     _write_text(text.getvalue())
     return 0
+
+
+def _joined(results: list):
+    """One :class:`Evaluation` of the measures of several (of one run against the same
+    qrels file read two ways): the topics of any, in byte order, NaN where a topic is
+    not among one's topics; the topic lists of each."""
+    if len(results) == 1:
+        return results[0]
+    from cumgain.evaluator import Evaluation
+
+    topics = tuple(sorted(set().union(*(result.topics for result in results))))
+    values, means = {}, {}
+    for result in results:
+        index = {topic: t for t, topic in enumerate(result.topics)}
+        for measure in result.measures:
+            column = np.asarray(result.values[measure.name])
+            joined = np.full(len(topics), np.nan, dtype=np.float64) \
+                if column.dtype != object else np.array([None] * len(topics), dtype=object)
+            for t, topic in enumerate(topics):
+                if topic in index:
+                    joined[t] = column[index[topic]]
+            values[measure.name] = joined
+            means[measure.name] = result.means[measure.name]
+
+    def union(name):
+        return tuple(sorted(set().union(*(getattr(result, name) for result in results))))
+    return Evaluation(topics, tuple(m for result in results for m in result.measures),
+                      values, means, union("run_only_topics"), union("missing_topics"),
+                      union("empty_qrels_topics"), results[0].run_tag, results[0].policies)
 
 
 def _topic_notes(label: str, result, topics: str) -> list:

@@ -214,3 +214,34 @@ def test_stdin_and_gzip(tmp_path):
     assert row[0] == "<stdin>"
     assert float(row[1]) == api(RUN1, ["map"]).means["map"]
     assert math.isclose(float(row[1]), ((1 + 2 / 3) / 2 + 1 + 0.25) / 3)
+
+
+def test_diversity_measures_read_the_qrels_as_subtopics(capsys, tmp_path):
+    """ir_measures' names work on the command line: the diversity measures read the
+    qrels file as subtopic judgments, the others as qrels, in one table per topic."""
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 1 d1 1\nq1 2 d2 1\nq1 2 d3 0\nq2 1 d3 2\nq3 1 d9 1\n")
+    run = tmp_path / "run"
+    run.write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\nq2 Q0 d3 1 1.0 r\n")
+    names = ["alpha_nDCG@20", "P@2", "ERR_IA@20", "Judged@10"]
+    status, out, err = run_main(capsys, qrels, run, *[a for n in names for a in ("-m", n)],
+                                "-q", "-f", "jsonl")
+    assert status == 0
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["topic"] for r in records] == ["q1", "q2", "all"]
+    plain = cumgain.evaluate(str(qrels), str(run), ["P@2", "Judged@10"], warn=False)
+    diverse = cumgain.evaluate(cumgain.load_subtopics(str(qrels)), str(run),
+                               ["alpha_nDCG@20", "ERR_IA@20"], warn=False)
+    for result in (plain, diverse):
+        for name, column in result.values.items():
+            assert [r[name] for r in records[:2]] == list(column)
+            assert records[2][name] == result.means[name]
+    assert "1 qrels topic missing from the run, skipped: q3" in err
+
+
+def test_diversity_and_other_measures_need_a_qrels_file(capsys, tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    run.write_text("q1 Q0 d1 1 2.0 r\n")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("q1 1 d1 1\n"))
+    status, _, err = run_main(capsys, "-", run, "-m", "alpha_nDCG@20", "-m", "P@2")
+    assert status == cli.EXIT_USAGE and "give a file, not standard input" in err
