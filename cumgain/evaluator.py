@@ -56,6 +56,7 @@ from cumgain.batch import Ragged
 from cumgain.exceptions import InputError
 from cumgain.gains import GainSpec, gain_mapping
 from cumgain.judgment_groups import JudgmentGroups, evaluate_groups
+from cumgain.limits import real_number, whole_number
 from cumgain.measures import Measure, parse_measures
 from cumgain.measures.batch import Batch, Shared, judged_only_flag
 from cumgain.measures.binary import RECALL_ROUNDING
@@ -350,9 +351,9 @@ class Ranking:
 
 
 def _check_depth(depth: Any) -> None:
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer))
-                              or depth < 1):
-        raise InputError(f"depth must be a positive integer or None, got {depth!r}")
+    """``depth`` is None or a whole number from 1 to MAX_RANK (cumgain.limits)."""
+    if depth is not None:
+        whole_number(depth, "depth")
 
 
 def _resolve_seed(seed: Any) -> int:
@@ -525,17 +526,13 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     _check_choice(ties, TIE_RULES, "ties")
     _check_choice(score_precision, SCORE_PRECISIONS, "score_precision")
     _check_choice(topics, TOPIC_POLICIES, "topics")
-    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, float)) \
-            or not math.isfinite(relevance_level):
-        raise InputError(f"relevance_level must be a number, got {relevance_level!r}")
+    relevance_level = real_number(relevance_level, "relevance_level")
     if relevance_level < 0:
         raise InputError(f"relevance_level must be >= 0, got {relevance_level!r} (below 0 "
                          "trec_eval counts every document without a judgment as relevant)")
     _check_depth(depth)
     _check_choice(recall_cutoffs, RECALL_CUTOFFS, "recall_cutoffs")
-    if isinstance(collection_size, bool) or not isinstance(collection_size, (int, np.integer)) \
-            or not 0 <= collection_size < 2 ** 53:
-        raise InputError(f"collection_size must be a whole number >= 0, got {collection_size!r}")
+    collection_size = whole_number(collection_size, "collection_size", low=0)
     measure_list = parse_measures(measures)
     seed = _resolve_seed(seed)
     from cumgain.preferences import Preferences, evaluate_preferences   # (it imports this)

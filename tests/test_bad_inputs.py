@@ -8,13 +8,14 @@ aside; where both can read a file, both must give the same numbers.
 """
 import gzip
 import os
+import re
 import warnings
 
 import numpy as np
 import pytest
 
 from cumgain import TopicsWarning, evaluate
-from cumgain.exceptions import FormatError
+from cumgain.exceptions import FormatError, InputError
 from cumgain.native import read_ranked
 from cumgain.trec_io import DuplicatesDroppedWarning, read_qrels, read_run
 
@@ -314,3 +315,28 @@ def test_zscores_files(tmp_path, text, line, words):
         read_zscores(path)
     assert error.value.line_number == line and words in str(error.value)
     assert read_zscores(write(tmp_path / "ok", "1 map nan inf\n")) != {}
+
+
+# ------------------------------------------------------------------ numbers beyond their range
+
+@pytest.mark.parametrize("options, fragment", [
+    ({"depth": 2 ** 63}, "depth must be a positive integer (at most 2**53 - 1"),
+    ({"depth": 2 ** 53}, "depth must be a positive integer (at most 2**53 - 1"),
+    ({"threads": 2 ** 31}, "threads must be a positive integer (at most 1024), got 2147483648"),
+    ({"threads": 2 ** 63}, "threads must be a positive integer (at most 1024)"),
+    ({"collection_size": 2 ** 63}, "collection_size must be an integer >= 0 (at most 2**53"),
+    ({"relevance_level": 10 ** 400}, "relevance_level must be a finite number, got inf"),
+    ({"relevance_level": 1e400}, "relevance_level must be a finite number, got inf"),
+])
+def test_numeric_options_beyond_their_range_are_input_errors(tmp_path, options, fragment):
+    """depth=2**63 and threads=2**31 raised OverflowError from the C conversion (with
+    files), relevance_level=10**400 an OverflowError from float()."""
+    qrels_path, run_path = files(tmp_path)
+    with pytest.raises(InputError, match=re.escape(fragment)):
+        evaluate(qrels_path, run_path, MEASURES, **options)
+
+
+def test_the_largest_depth_is_no_cut(tmp_path):
+    qrels_path, run_path = files(tmp_path)
+    assert evaluate_quietly(qrels_path, run_path, depth=2 ** 53 - 1).means == \
+        evaluate_quietly(qrels_path, run_path).means
