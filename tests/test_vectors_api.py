@@ -1,5 +1,6 @@
 """The public vector API: input forms, gain mappings, averaging orders, input checks."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -210,3 +211,25 @@ def test_input_errors_are_value_errors():
     assert issubclass(InputError, ValueError)
     with pytest.raises(ValueError):
         cumgain.dcg(G, base=1)
+
+
+# ---------------------------------------------------------------- numeric limits
+# (README, "Reliability": k and depth up to 2**53 - 1, memory for min(k, the list) at a
+# cut-off, vector requests beyond the memory available refused, sums that overflow
+# float64 refused naming the list and the rank)
+
+@pytest.mark.parametrize("offsets, fragment", [
+    (np.array([0, 2 ** 63 - 1, 2], dtype=np.uint64), "non-decreasing"),
+    (np.array([0, 2 ** 63 + 1], dtype=np.uint64), "offsets[1] = 9223372036854775809 runs past"),
+    (np.array([0, 100, -100], dtype=np.int8), "non-decreasing"),
+])
+def test_ragged_offsets_of_any_integer_type_are_checked_as_int64(offsets, fragment):
+    """Unsigned or narrow offsets wrapped around in the check, and the kernel's own
+    check raised a plain ValueError."""
+    with pytest.raises(InputError, match=re.escape(fragment)):
+        cumgain.cg(Ragged(np.ones(2), offsets))
+
+
+def test_ragged_offsets_of_a_small_integer_type_are_read():
+    batch = Ragged(np.array([1.0, 2.0, 3.0]), np.array([0, 1, 3], dtype=np.uint8))
+    assert cumgain.cg(batch).tolist() == [[1, 1], [2, 5]]
