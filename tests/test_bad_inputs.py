@@ -340,3 +340,10 @@ def test_the_largest_depth_is_no_cut(tmp_path):
     qrels_path, run_path = files(tmp_path)
     assert evaluate_quietly(qrels_path, run_path, depth=2 ** 53 - 1).means == \
         evaluate_quietly(qrels_path, run_path).means
+
+
+def test_an_exponential_gain_beyond_float64_is_an_input_error(tmp_path):
+    """nDCG(dcg='exp-log2') on level 1100 raised OverflowError(34)."""
+    qrels_path, run_path = files(tmp_path, "q1 0 d1 1100\n", "q1 Q0 d1 1 0.9 t\n")
+    with pytest.raises(InputError, match="the gain of level 1100 is beyond float64"):
+        evaluate(qrels_path, run_path, ["nDCG(dcg='exp-log2')@10"])

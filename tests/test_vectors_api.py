@@ -218,6 +218,22 @@ def test_input_errors_are_value_errors():
 # cut-off, vector requests beyond the memory available refused, sums that overflow
 # float64 refused naming the list and the rank)
 
+@pytest.mark.parametrize("levels, mapping, fragment", [
+    ([1e300], "exponential", "the gain of level 1e+300 is beyond float64"),
+    ([3, 1100], "exponential", "the gain of level 1100 is beyond float64"),
+    ([3], lambda level: 10 ** 400, "gave inf for level 3"),
+    ([1], {1: 10 ** 400}, "entry 1: the gain is beyond float64"),
+])
+def test_a_gain_beyond_float64_is_an_input_error(levels, mapping, fragment):
+    """map_gains([1e300], "exponential") raised OverflowError(34)."""
+    with pytest.raises(InputError, match=re.escape(fragment)):
+        cumgain.map_gains(levels, mapping)
+
+
+def test_the_largest_exponential_gain_is_computed():
+    assert cumgain.map_gains([1023], "exponential").tolist() == [2.0 ** 1023 - 1]
+
+
 @pytest.mark.parametrize("offsets, fragment", [
     (np.array([0, 2 ** 63 - 1, 2], dtype=np.uint64), "non-decreasing"),
     (np.array([0, 2 ** 63 + 1], dtype=np.uint64), "offsets[1] = 9223372036854775809 runs past"),
