@@ -247,6 +247,14 @@ def _check_set_f(measure, spelling: str) -> None:
         raise InputError(f"measure {spelling!r}: set_F takes beta >= 0, like set_F.0.5")
 
 
+def _check_eleven_points(measure, spelling: str) -> None:
+    from cumgain.exceptions import InputError
+    from cumgain.measures.parse import MAX_FRACTION
+    if any(not 0 <= x <= MAX_FRACTION for x in measure.param("values")):
+        raise InputError(f"measure {spelling!r}: 11pt_avg takes recall levels from 0 to "
+                         f"{MAX_FRACTION:g}, like 11pt_avg.0.25,0.5")
+
+
 def _binary_gain(measures: list, batch: Batch) -> list:
     columns = []
     for measure in measures:
@@ -336,4 +344,5 @@ register(*FAMILIES_HERE.values())
 
 from cumgain.measures.parse import PARAMETER_CHECKS  # noqa: E402 - after the families
 
-PARAMETER_CHECKS.update({"utility": _check_utility, "set_F": _check_set_f})
+PARAMETER_CHECKS.update({"utility": _check_utility, "set_F": _check_set_f,
+                         "11pt_avg": _check_eleven_points})
