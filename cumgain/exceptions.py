@@ -1,6 +1,8 @@
 """The exceptions cumgain raises. Every input problem is a ``ValueError``."""
 from __future__ import annotations
 
+from typing import Any, Optional
+
 
 class CumgainError(Exception):
     """Base class of every error cumgain raises on purpose."""
@@ -23,3 +25,21 @@ class FormatError(InputError):
         where = f"{path}:{line_number}" if line_number else str(path)
         shown = f": {text!r}" if text is not None else ""
         super().__init__(f"{where}: {message}{shown}")
+
+
+class SumOverflowError(InputError):
+    """Gains so large that a sum of them leaves float64's range (beyond about 1.8e308):
+    a cumulated gain, an ideal, a normalised value or a mean would be infinite or NaN.
+
+    ``topic``: the topic (its id, or its 0-based index in a batch; None for one list or
+    a sum over topics); ``rank``: the 1-based rank where the sum first overflows (None
+    when not known); ``sum``: which sum (``"run"``, ``"ideal"``, ``"ratio"``,
+    ``"topics"``, ``"ranks"``, or a measure's name).
+    """
+
+    def __init__(self, message: str, *, topic: Any = None, rank: Optional[int] = None,
+                 sum: str = ""):
+        self.topic = topic
+        self.rank = rank
+        self.sum = sum
+        super().__init__(message)
