@@ -342,6 +342,58 @@ def test_the_largest_depth_is_no_cut(tmp_path):
         evaluate_quietly(qrels_path, run_path).means
 
 
+GRADED = ["ndcg", "ndcg_cut.3", "dcg", "ideal_dcg", "ndcg_rel", "Rndcg", "G", "CG@3",
+          "DCG@3", "nCG@3", "nDCG@3", "avg_pos_nCG@3", "avg_pos_nDCG@3", "ndcg.1=3"]
+
+
+@pytest.mark.parametrize("measure", GRADED)
+@pytest.mark.parametrize("source", ["dict", "file"])
+def test_gains_whose_sum_overflows_are_an_error_naming_measure_and_topic(tmp_path, measure,
+                                                                         source):
+    """Judgments of 1e308 (finite, so accepted) made ndcg NaN, G NaN, ndcg_rel a silent 0
+    and dcg inf: every sum that leaves float64's range is a SumOverflowError naming the
+    measure and the topic."""
+    from cumgain.exceptions import SumOverflowError
+    qrels = "q1 0 d1 1\nq2 0 d1 1e308\nq2 0 d2 1e308\nq2 0 d3 1e308\n"
+    run = "q1 Q0 d1 1 0.9 t\nq2 Q0 d1 1 0.9 t\nq2 Q0 d2 2 0.8 t\nq2 Q0 d3 3 0.7 t\n"
+    if source == "file":
+        qrels, run = files(tmp_path, qrels, run)
+    else:
+        qrels = {"q1": {"d1": 1}, "q2": {"d1": 1e308, "d2": 1e308, "d3": 1e308}}
+        run = {"q1": {"d1": 0.9}, "q2": {"d1": 0.9, "d2": 0.8, "d3": 0.7}}
+    with pytest.raises(SumOverflowError, match=r"measure '[^']+', topic 'q2': ") as error:
+        evaluate(qrels, run, [measure])
+    assert error.value.topic == "q2"
+    assert "scale them down" in str(error.value)
+
+
+def test_a_mean_over_topics_that_overflows_is_an_error(tmp_path):
+    from cumgain.exceptions import SumOverflowError
+    qrels = {"q1": {"d1": 1e308}, "q2": {"d1": 1e308}}
+    run = {"q1": {"d1": 1.0}, "q2": {"d1": 1.0}}
+    with pytest.raises(SumOverflowError, match="measure 'dcg': the sum of its values over the "
+                                               "topics overflows float64"):
+        evaluate(qrels, run, ["dcg"])
+    assert evaluate(qrels, run, ["ndcg"]).means["ndcg"] == 1.0
+
+
+def test_gains_near_the_top_of_float64_that_sum_within_it_are_computed():
+    """No false alarm: 1e308 + 1e308 / log2(3) is finite (G, whose ideal cost sums the
+    gains undiscounted, 2e308, is not)."""
+    qrels = {"q1": {"d1": 1e308, "d2": 1e308}}
+    run = {"q1": {"d1": 0.9, "d2": 0.8}}
+    result = evaluate(qrels, run, ["dcg", "ndcg", "ndcg_rel"])
+    assert result.means["dcg"] == 1e308 + 1e308 / np.log2(3)
+    assert result.means["ndcg"] == result.means["ndcg_rel"] == 1.0
+
+
+def test_parameters_whose_formula_overflows_are_an_error(tmp_path):
+    from cumgain.exceptions import SumOverflowError
+    qrels_path, run_path = files(tmp_path)
+    with pytest.raises(SumOverflowError, match="measure 'utility_1e308,-1,0,0', topic 'q1'"):
+        evaluate_quietly(qrels_path, run_path, ["utility.1e308,-1,0,0"])
+
+
 def test_an_exponential_gain_beyond_float64_is_an_input_error(tmp_path):
     """nDCG(dcg='exp-log2') on level 1100 raised OverflowError(34)."""
     qrels_path, run_path = files(tmp_path, "q1 0 d1 1100\n", "q1 Q0 d1 1 0.9 t\n")

@@ -407,3 +407,25 @@ def test_whole_cut_offs_read_as_trec_eval_reads_them(spelling, name, cutoff):
 def test_fractional_cut_offs_keep_atofs_exponents():
     """atof reads exponents, so trec_eval and cumgain agree on them."""
     assert parse_measure("iprec_at_recall.1e-1")[0].name == "iprec_at_recall_0.10"
+
+
+def test_a_cut_off_beyond_every_list_costs_no_memory_and_equals_the_full_depth():
+    """ndcg_cut.k, nDCG@k, CG@k and nCG@k built arrays of k divisors (10**8: 800 MB); the
+    value at k beyond every list is the value at the full depth, bit for bit."""
+    import tracemalloc
+    qrels = {"q1": {"a": 2, "b": 0, "c": 1, "d": 3}, "q2": {"a": 1}}
+    run = {"q1": {"a": 0.9, "b": 0.8, "c": 0.1}, "q2": {"a": 0.5, "z": 0.2}}
+    huge = ["ndcg_cut_100000000", "nDCG@100000000", "CG@100000000", "nCG@100000000",
+            "DCG(discount=tois,base=10)@100000000", "P_100000000", "map_cut_100000000"]
+    full = ["ndcg", "nDCG@4", "CG@4", "nCG@4", "DCG(discount=tois,base=10)@4", "map"]
+    expected = evaluate(qrels, run, full, warn=False)
+    tracemalloc.start()
+    try:
+        result = evaluate(qrels, run, huge, warn=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20
+    for at_huge, at_full in zip(huge[:5] + huge[6:], full):
+        np.testing.assert_array_equal(result.values[at_huge], expected.values[at_full])
+    np.testing.assert_array_equal(result.values["P_100000000"], [2 / 10 ** 8, 1 / 10 ** 8])

@@ -228,8 +228,9 @@ def _utility(measures: list, batch: Batch) -> list:
     for measure in measures:
         a, b, c, d = values_of(measure, FAMILIES_HERE["utility"])
         found, retrieved, relevant = _set_counts(batch, measure)
-        columns.append(a * found + b * (retrieved - found) + c * (relevant - found)
-                       + d * (size + found - retrieved - relevant))
+        with np.errstate(over="ignore", invalid="ignore"):  # huge coefficients: refused
+            columns.append(a * found + b * (retrieved - found) + c * (relevant - found)
+                           + d * (size + found - retrieved - relevant))
     return columns
 
 
