@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
 
+from cumgain.exceptions import naming
+
 SEED = 20020401                      # fixed: the demo's numbers never change
 N_TOPICS = 50
 FIRST_TOPIC = 401
@@ -102,13 +104,15 @@ class Collection:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         paths = {"qrels": directory / "qrels.txt"}
-        with open(paths["qrels"], "w", encoding="utf-8", newline="\n") as out:
+        with naming(paths["qrels"]), \
+                open(paths["qrels"], "w", encoding="utf-8", newline="\n") as out:
             for topic in self.topics:
                 for docno, level in self.qrels[topic].items():
                     out.write(f"{topic} 0 {docno} {level}\n")
         for name, run in self.runs.items():
             paths[name] = directory / f"{name}.run"
-            with open(paths[name], "w", encoding="utf-8", newline="\n") as out:
+            with naming(paths[name]), \
+                    open(paths[name], "w", encoding="utf-8", newline="\n") as out:
                 for topic in self.topics:
                     ranked = _ranked(run[topic])
                     for rank, (docno, score) in enumerate(ranked, start=1):

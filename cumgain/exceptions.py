@@ -1,7 +1,9 @@
 """The exceptions cumgain raises. Every input problem is a ``ValueError``."""
 from __future__ import annotations
 
-from typing import Any, Optional
+import contextlib
+import os
+from typing import Any, Iterator, Optional
 
 
 class CumgainError(Exception):
@@ -43,3 +45,16 @@ class SumOverflowError(InputError):
         self.rank = rank
         self.sum = sum
         super().__init__(message)
+
+
+@contextlib.contextmanager
+def naming(path: Any) -> Iterator[None]:
+    """Inside, an :class:`OSError` without a file name (a failed ``write`` or ``read``:
+    ``[Errno 27] File too large``, ``[Errno 28] No space left on device``) is raised
+    again naming ``path``."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename is not None or error.errno is None:
+            raise
+        raise OSError(error.errno, error.strerror, os.fsdecode(os.fspath(path))) from error

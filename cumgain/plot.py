@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from cumgain.curves import IDEAL, MEASURES, Curves, stopping_rank
-from cumgain.exceptions import InputError
+from cumgain.exceptions import InputError, naming
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 FIGURE_SIZE = (6.4, 4.8)        # inches, one measure
@@ -108,7 +108,8 @@ def draw(ax: Any, curves: Curves, *, legend: bool = True) -> None:
 def save(figure: Any, path: PathLike, *, dpi: Optional[float] = None) -> Path:
     """Write a figure to ``path`` in the format of its extension (png, svg, pdf)."""
     fmt = output_format(path)
-    figure.savefig(os.fspath(path), format=fmt, dpi=dpi if dpi is not None else figure.dpi)
+    with naming(path):          # a failed write names the file
+        figure.savefig(os.fspath(path), format=fmt, dpi=dpi if dpi is not None else figure.dpi)
     return Path(os.fspath(path))
 
 

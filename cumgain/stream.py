@@ -39,7 +39,7 @@ import numpy as np
 
 from cumgain import Evaluation, TopicsWarning, evaluate, trec_io
 from cumgain.evaluator import aggregate, topics_warning
-from cumgain.exceptions import FormatError, InputError
+from cumgain.exceptions import FormatError, InputError, naming
 
 __all__ = ["EvaluationSetup", "JudgedTopics", "combine", "evaluate_missing", "evaluate_piece",
            "evaluate_stream", "judged_topics", "prepare", "sort_run_by_topic", "topic_sets"]
@@ -334,7 +334,7 @@ def _topic_key(line: bytes) -> bytes:
 
 def _write_lines(path: str, lines: Iterable[bytes]) -> int:
     count = 0
-    with open(path, "wb") as out:
+    with naming(path), open(path, "wb") as out:     # a failed write (or close) names it
         for line in lines:
             out.write(line)
             out.write(b"\n")
@@ -343,7 +343,7 @@ def _write_lines(path: str, lines: Iterable[bytes]) -> int:
 
 
 def _read_lines(path: str) -> Iterator[bytes]:
-    with open(path, "rb") as stream:
+    with naming(path), open(path, "rb") as stream:
         for line in stream:
             yield line.rstrip(b"\n")
 

@@ -399,3 +399,67 @@ def test_an_exponential_gain_beyond_float64_is_an_input_error(tmp_path):
     qrels_path, run_path = files(tmp_path, "q1 0 d1 1100\n", "q1 Q0 d1 1 0.9 t\n")
     with pytest.raises(InputError, match="the gain of level 1100 is beyond float64"):
         evaluate(qrels_path, run_path, ["nDCG(dcg='exp-log2')@10"])
+
+
+# ------------------------------------------------------------------ system errors name the file
+
+def _limited_file_size(limit):
+    """A child process whose files may grow to ``limit`` bytes (RLIMIT_FSIZE): a write
+    beyond fails with EFBIG, ``[Errno 27] File too large`` (Python ignores SIGXFSZ)."""
+    import resource
+
+    def set_limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return set_limit
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="RLIMIT_FSIZE needs a POSIX system")
+@pytest.mark.parametrize("code, what", [
+    ("import cumgain.datasets as d; d.demo_collection().write_trec({out!r})", "qrels.txt"),
+    ("import cumgain.stream as s; s.sort_run_by_topic({run!r}, {out!r} + '/sorted.txt')",
+     "sorted.txt"),
+])
+def test_a_failed_write_names_the_file(tmp_path, code, what):
+    """A write beyond the file size limit raised ``[Errno 27] File too large`` without
+    the path: a system error names the file it was writing."""
+    import subprocess
+    import sys
+    run_path = write(tmp_path / "run.txt", "".join(
+        f"q{t % 7} Q0 d{t} {t} {1 / (t + 1)} tag\n" for t in range(2000)))
+    out = tmp_path / "out"
+    out.mkdir()
+    result = subprocess.run(
+        [sys.executable, "-c", code.format(out=str(out), run=str(run_path))],
+        capture_output=True, text=True, preexec_fn=_limited_file_size(4096))
+    assert result.returncode != 0
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("OSError: [Errno 27] File too large: ")
+    assert last.endswith(what + "'")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="RLIMIT_FSIZE needs a POSIX system")
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+@pytest.mark.parametrize("arguments, to_file, where", [
+    (["demo", "--no-plot", "--data-dir", "{out}"], False, "{out}/qrels.txt: File too large"),
+    (["demo", "--no-plot"], True, "standard output: File too large"),
+    (["trec_eval", "-q", "-m", "all_trec", "{qrels}", "{run}"], True,
+     "standard output: File too large"),
+    (["evaluate", "{qrels}", "{run}", "-m", "P@1", "--per-topic"], True,
+     "standard output: File too large"),
+])
+def test_the_command_line_names_the_file_a_write_failed_on(tmp_path, arguments, to_file,
+                                                          where, unbuffered):
+    """A write beyond the file size limit printed ``[Errno 27] File too large``; under
+    ``python -u`` the output was cut at the limit with exit status 0."""
+    import subprocess
+    import sys
+    qrels_path, run_path = files(tmp_path / "in")
+    values = {"out": str(tmp_path / "out"), "qrels": str(qrels_path), "run": str(run_path)}
+    environment = dict(os.environ, PYTHONUNBUFFERED=unbuffered)
+    with open(tmp_path / "stdout.txt" if to_file else os.devnull, "wb") as stdout:
+        result = subprocess.run(
+            [sys.executable, "-m", "cumgain"] + [a.format(**values) for a in arguments],
+            stdout=stdout, stderr=subprocess.PIPE, text=True, env=environment,
+            preexec_fn=_limited_file_size(256))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].endswith(where.format(**values))
