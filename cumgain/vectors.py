@@ -179,11 +179,11 @@ def _longest(batch: Ragged) -> int:
 def _resolve_depth(depth: Optional[int], batch: Ragged, function: str, matrices: int,
                    judged: Optional[Ragged] = None) -> int:
     """The depth (the longest list when None), once the ``matrices`` topics x depth
-    matrices ``function`` builds are known to fit in memory."""
-    if depth is None:
-        return _longest(batch)
-    depth = _check_positive_int(depth, "depth")
-    longest = max(_longest(batch), _longest(judged) if judged is not None else 0)
+    matrices ``function`` builds are known to fit in memory (with depth None too: one
+    long list among many short ones makes every row that long)."""
+    longest = _longest(batch)
+    depth = longest if depth is None else _check_positive_int(depth, "depth")
+    longest = max(longest, _longest(judged) if judged is not None else 0)
     _check_vector_memory(function, len(batch), depth, matrices, longest)
     return depth
 

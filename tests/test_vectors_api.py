@@ -304,6 +304,16 @@ def test_a_vector_request_beyond_the_memory_available_is_refused_up_front(
         call()
 
 
+def test_the_default_depth_is_checked_too(one_gib_available):
+    """depth=None is the longest list: 2**17 rows padded to one list of 2**11 need
+    4 x 2 GiB for ndcg."""
+    batch = Ragged(np.ones(2 ** 11), np.array([0] + [2 ** 11] * 2 ** 17, dtype=np.int64))
+    with pytest.raises(InputError, match=re.escape("ndcg to depth 2048 over 131072 topics (4 "
+                                                   "matrices of 131072 x 2048 float64) needs "
+                                                   "8.0 GiB")):
+        cumgain.ndcg(batch, batch)
+
+
 def test_a_vector_request_within_the_memory_available_is_computed(one_gib_available):
     assert cumgain.cg([1, 2], depth=2 ** 20)[-1] == 3.0       # 8 MiB
 
