@@ -8,7 +8,7 @@ kernel is one C loop over all topics with the GIL released; the ``def``
 wrappers check every length first, so no input can index out of bounds.
 Formulas follow trec_eval (see cumgain.measures for the definitions).
 """
-from libc.math cimport log, log2, isnan
+from libc.math cimport log, log2, isnan, isfinite, NAN
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free, qsort
 
@@ -207,6 +207,8 @@ cdef gain_t _ndcg_rel_topic(const gain_t* gains, Py_ssize_t n_ret,
             ideal_dcg = ideal_dcg + ideal[i] / _trec_discount(i)
         i += 1
     total = total + <gain_t>(num_rel - num_rel_ret) * results_dcg / ideal_dcg
+    if not (isfinite(results_dcg) and isfinite(ideal_dcg) and isfinite(total)):
+        return NAN      # a sum left float64's range: the evaluator refuses it
     if total > 0.0:
         return total / <gain_t>num_rel
     return 0.0
@@ -254,13 +256,17 @@ cdef gain_t _rndcg_topic(const gain_t* gains, Py_ssize_t n_ret,
         if ideal_gain > 0.0:
             ideal_dcg = ideal_dcg + ideal_gain / _trec_discount(i)
         i += 1
+    if not (isfinite(results_dcg) and isfinite(ideal_dcg) and isfinite(total)):
+        return NAN      # a sum left float64's range: the evaluator refuses it
     return total / <gain_t>points if points > 0 else 0.0
 
 
 def trec_ndcg_rel_and_rndcg(const gain_t[::1] gains, const index_t[::1] offsets,
                             const gain_t[::1] ideal, const index_t[::1] ideal_offsets):
     """Per topic (ndcg_rel, Rndcg) from ranked gains and the topic's ideal gains
-    (positive, sorted descending). Rndcg's "0 when num_rel = 0" rule is the caller's."""
+    (positive, sorted descending). Rndcg's "0 when num_rel = 0" rule is the caller's.
+    NaN for a topic whose DCG, ideal DCG or sum of ratios leaves float64's range
+    (trec_eval would print 0 or NaN): the evaluator refuses non-finite values."""
     cdef index_t n_topics = check_offsets(offsets, gains.shape[0], "offsets")
     if check_offsets(ideal_offsets, ideal.shape[0], "ideal_offsets") != n_topics:
         raise ValueError("gains and ideal cover different numbers of topics")

@@ -7,7 +7,7 @@ docstring) statement by statement, so that the sums are accumulated in the same 
 and the values are bit-identical. Where trec_eval divides 0 by 0 (a topic with no
 retrieved document, possible under -J), the value is 0 here.
 """
-from libc.math cimport log2, lround, isfinite
+from libc.math cimport log2, lround, isfinite, NAN
 from libc.stdint cimport int8_t, int64_t
 from libc.stdlib cimport malloc, free
 
@@ -325,7 +325,9 @@ def cost_gain(const gain_t[::1] gains, const index_t[::1] offsets,
     """G (m_G.c): sum over ranked documents with gain g_i != 0 of
     g_i / log2(2 + C_i - S_i), S_i the gain so far and C_i = sum_{j <= i} max(I_j, 1)
     (I the ideal gains, 0 past their end); divided by the sum of the ideal gains (0 when
-    that is 0). ``ideal``: each topic's positive judged gains, sorted descending."""
+    that is 0). ``ideal``: each topic's positive judged gains, sorted descending. NaN
+    for a topic where one of these sums leaves float64's range (trec_eval would print
+    a wrong finite value or NaN): the evaluator refuses non-finite values."""
     cdef index_t n_topics = check_offsets(offsets, gains.shape[0], "offsets")
     if check_offsets(ideal_offsets, ideal.shape[0], "ideal_offsets") != n_topics:
         raise ValueError("gains and ideal cover different numbers of topics")
@@ -370,6 +372,9 @@ def cost_gain(const gain_t[::1] gains, const index_t[::1] offsets,
                 if ideal_gain > 0.0:
                     sum_ideal = sum_ideal + ideal_gain
                 i += 1
-            if sum_ideal > 0.0:
+            if not (isfinite(results_g) and isfinite(sum_ideal) and isfinite(sum_cost)
+                    and isfinite(sum_results)):
+                out[t] = NAN        # a sum left float64's range: the caller refuses it
+            elif sum_ideal > 0.0:
                 out[t] = results_g / sum_ideal
     return result

@@ -11,6 +11,12 @@ DISCOUNT_TOIS: int
 DISCOUNT_NOTE: int
 DISCOUNT_TREC_EVAL: int
 
+class SumOverflow(ArithmeticError):
+    topic: int | None
+    rank: int
+    of: str
+    def __init__(self, topic: int | None, rank: int, of: str) -> None: ...
+
 def discount_divisors(rule: int, base: float, depth: int) -> Float64Array: ...
 def cg_vectors(
     gains: Float64Array, offsets: Int64Array, depth: int, out: Float64Array | None = ...

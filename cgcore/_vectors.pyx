@@ -40,6 +40,25 @@ BOUNDS_CHECKED = bool(CUMGAIN_DEBUG)
 # True in the sanitizer build (CUMGAIN_SANITIZE=1): compiled with ASan + UBSan.
 SANITIZED = bool(CUMGAIN_SANITIZE)
 
+
+class SumOverflow(ArithmeticError):
+    """A sum of finite values left float64's range (the kernels' only error after their
+    loops). ``topic``: the batch row (0-based; None for avg-vect's sum over topics);
+    ``rank``: the 1-based rank whose term made the sum infinite or NaN; ``of``: which
+    sum, ``"run"`` (a topic's gains), ``"ideal"`` (its ideal gains), ``"ratio"`` (a
+    normalised value V / I of finite V and I > 0), ``"topics"`` (avg-vect's sum at a
+    rank) or ``"ranks"`` (avg-pos's sum of a topic). Gains that are themselves NaN or
+    infinite are the caller's to refuse: they give NaN or infinite values, no error."""
+
+    def __init__(self, topic, rank, of):
+        self.topic = topic
+        self.rank = rank
+        self.of = of
+        where = f" of topic {topic}" if topic is not None else ""
+        what = "the ratio V / I" if of == "ratio" else f"the {of} sum"
+        super().__init__(f"{what}{where} overflows float64 at rank {rank}")
+
+
 # Discount rules, by number (names live in cumgain.vectors).
 cdef enum:
     RULE_NONE = 0        # df(i) = 1: DCG = CG
@@ -91,6 +110,8 @@ cdef int _check_depth(Py_ssize_t depth) except -1:
 
 
 cdef int _check_divisors(const gain_t[::1] divisors, Py_ssize_t depth) except -1:
+    """The first ``depth`` divisors exist and are finite and > 0 (``depth``: the most
+    ranks a kernel sums; for scalars at k, min(k, the longest list))."""
     cdef Py_ssize_t i
     if divisors.shape[0] < depth:
         raise ValueError(
@@ -161,15 +182,47 @@ def discount_divisors(int rule, double base, Py_ssize_t depth):
     return divisors
 
 
+# ---------------------------------------------------------------- overflow
+# A sum of finite terms that leaves float64's range stays infinite or NaN to its end
+# (inf + finite = inf, inf - inf = NaN), so one isfinite per sum, after its loop, tells
+# whether any partial sum overflowed; the rank is looked for only then, with the GIL.
+
+cdef Py_ssize_t _overflow_rank(const gain_t* gains, Py_ssize_t length,
+                               const gain_t* divisors) noexcept nogil:
+    """The 1-based rank at which sum_{i <= rank} gains[i] / divisors[i] (divisors NULL:
+    1), added in rank order, is first not finite; 0 if it stays finite or a gain is
+    itself not finite (not an overflow: the caller's input)."""
+    cdef Py_ssize_t i
+    cdef gain_t total = 0.0
+    for i in range(length):
+        if not isfinite(gains[i]):
+            return 0
+    for i in range(length):
+        total = total + (gains[i] / divisors[i] if divisors != NULL else gains[i])
+        if not isfinite(total):
+            return i + 1
+    return 0
+
+
+cdef int _raise_overflow(const gain_t* gains, Py_ssize_t length, const gain_t* divisors,
+                         Py_ssize_t topic, str of) except -1:
+    """Raise SumOverflow for ``topic`` if its sum of finite gains overflowed."""
+    cdef Py_ssize_t rank = _overflow_rank(gains, length, divisors) if length > 0 else 0
+    if rank > 0:
+        raise SumOverflow(topic, rank, of)
+    return 0
+
+
 # ---------------------------------------------------------------- vectors
 
-cdef void _cumulate(const gain_t[::1] gains, const index_t[::1] offsets,
-                    const gain_t[::1] divisors, bint discounted,
-                    gain_t[:, ::1] out) noexcept nogil:
-    """out[t, i] = sum_{j <= i} G_t[j] / df(j), padded past the list's end."""
+cdef Py_ssize_t _cumulate(const gain_t[::1] gains, const index_t[::1] offsets,
+                          const gain_t[::1] divisors, bint discounted,
+                          gain_t[:, ::1] out) noexcept nogil:
+    """out[t, i] = sum_{j <= i} G_t[j] / df(j), padded past the list's end; returns the
+    first topic whose sum is not finite, or -1."""
     cdef Py_ssize_t n_topics = offsets.shape[0] - 1
     cdef Py_ssize_t depth = out.shape[1]
-    cdef Py_ssize_t t, i, start, length
+    cdef Py_ssize_t t, i, start, length, first_bad = -1
     cdef gain_t total
     for t in range(n_topics):
         start = offsets[t]
@@ -185,31 +238,57 @@ cdef void _cumulate(const gain_t[::1] gains, const index_t[::1] offsets,
             out[t, i] = total
         for i in range(length, depth):
             out[t, i] = total
+        if not isfinite(total) and first_bad < 0:
+            first_bad = t
+    return first_bad
+
+
+cdef int _check_cumulated(const gain_t[::1] gains, const index_t[::1] offsets,
+                          const gain_t[::1] divisors, bint discounted, Py_ssize_t depth,
+                          Py_ssize_t first_bad) except -1:
+    """SumOverflow for the first topic whose cumulated sum of finite gains overflowed."""
+    cdef Py_ssize_t t, length
+    if first_bad < 0:
+        return 0
+    for t in range(first_bad, offsets.shape[0] - 1):
+        length = min(offsets[t + 1] - offsets[t], depth)
+        if length > 0:
+            _raise_overflow(&gains[offsets[t]], length, &divisors[0] if discounted else NULL,
+                            t, "run")
+    return 0
 
 
 def cg_vectors(const gain_t[::1] gains, const index_t[::1] offsets,
                Py_ssize_t depth, out=None):
-    """CG vectors (eq. 1): CG[1] = G[1]; CG[i] = CG[i-1] + G[i]. Shape (T, depth)."""
+    """CG vectors (eq. 1): CG[1] = G[1]; CG[i] = CG[i-1] + G[i]. Shape (T, depth).
+
+    Raises SumOverflow where a topic's sum of finite gains leaves float64's range."""
     _check_depth(depth)
     cdef index_t n_topics = _check_batch(gains, offsets)
     result = _new_matrix(n_topics, depth, out)
     cdef gain_t[:, ::1] view = result
     cdef gain_t[::1] no_divisors = np.ones(1, dtype=np.float64)
+    cdef Py_ssize_t first_bad
     with nogil:
-        _cumulate(gains, offsets, no_divisors, False, view)
+        first_bad = _cumulate(gains, offsets, no_divisors, False, view)
+    _check_cumulated(gains, offsets, no_divisors, False, depth, first_bad)
     return result
 
 
 def dcg_vectors(const gain_t[::1] gains, const index_t[::1] offsets,
                 const gain_t[::1] divisors, Py_ssize_t depth, out=None):
-    """DCG vectors (eq. 2): DCG[i] = DCG[i-1] + G[i] / df(i). Shape (T, depth)."""
+    """DCG vectors (eq. 2): DCG[i] = DCG[i-1] + G[i] / df(i). Shape (T, depth).
+
+    Raises SumOverflow where a topic's sum of finite gains leaves float64's range."""
     _check_depth(depth)
     _check_divisors(divisors, depth)
     cdef index_t n_topics = _check_batch(gains, offsets)
     result = _new_matrix(n_topics, depth, out)
     cdef gain_t[:, ::1] view = result
+    cdef Py_ssize_t first_bad
     with nogil:
-        _cumulate(gains, offsets, divisors, True, view)
+        first_bad = _cumulate(gains, offsets, divisors, True, view)
+    _check_cumulated(gains, offsets, divisors, True, depth, first_bad)
     return result
 
 
@@ -310,22 +389,45 @@ def ideal_gain_vectors(const gain_t[::1] judged, const index_t[::1] offsets,
 
 def normalise(const gain_t[:, ::1] values, const gain_t[:, ::1] ideal,
               double zero_ideal, out=None):
-    """norm-vect (eq. 5): out = values / ideal where ideal > 0, else ``zero_ideal``."""
+    """norm-vect (eq. 5): out = values / ideal where ideal > 0, else ``zero_ideal``.
+
+    Raises SumOverflow (of "ratio") where a finite value over a finite ideal > 0
+    leaves float64's range."""
     if values.shape[0] != ideal.shape[0] or values.shape[1] != ideal.shape[1]:
         raise ValueError(
             f"values have shape ({values.shape[0]}, {values.shape[1]}) but the ideal has "
             f"shape ({ideal.shape[0]}, {ideal.shape[1]})")
     result = _new_matrix(values.shape[0], values.shape[1], out)
     cdef gain_t[:, ::1] view = result
-    cdef Py_ssize_t t, i
+    cdef Py_ssize_t t, i, bad_topic = -1, bad_rank = -1
+    cdef gain_t ratio
     with nogil:
         for t in range(values.shape[0]):
             for i in range(values.shape[1]):
                 if ideal[t, i] > 0.0:
-                    view[t, i] = values[t, i] / ideal[t, i]
+                    ratio = values[t, i] / ideal[t, i]
+                    view[t, i] = ratio
+                    if not isfinite(ratio) and isfinite(values[t, i]) and bad_topic < 0:
+                        bad_topic = t       # finite / finite > 0: only an overflow
+                        bad_rank = i + 1
                 else:
                     view[t, i] = zero_ideal
+    if bad_topic >= 0:
+        raise SumOverflow(bad_topic, bad_rank, "ratio")
     return result
+
+
+cdef bint _column_overflows(const gain_t[:, ::1] vectors, Py_ssize_t i, bint ignore_nan):
+    """Whether avg-vect's sum of column i overflows with every entry it adds finite."""
+    cdef Py_ssize_t t
+    cdef gain_t total = 0.0
+    for t in range(vectors.shape[0]):
+        if ignore_nan and isnan(vectors[t, i]):
+            continue
+        if not isfinite(vectors[t, i]):
+            return False
+        total = total + vectors[t, i]
+    return not isfinite(total)
 
 
 def average_vector(const gain_t[:, ::1] vectors, bint ignore_nan=False, out=None):
@@ -333,12 +435,14 @@ def average_vector(const gain_t[:, ::1] vectors, bint ignore_nan=False, out=None
 
     With ``ignore_nan`` each component averages only its non-NaN entries
     (NaN if there are none): the "skip topics with a zero ideal" policy.
+    Raises SumOverflow (of "topics") where the sum of a component's finite
+    entries leaves float64's range.
     """
     if vectors.shape[0] < 1:
         raise ValueError("avg-vect needs at least one vector")
     result = _new_vector(vectors.shape[1], out)
     cdef gain_t[::1] view = result
-    cdef Py_ssize_t t, i, counted
+    cdef Py_ssize_t t, i, counted, bad_rank = -1
     cdef gain_t total
     with nogil:
         for i in range(vectors.shape[1]):
@@ -350,18 +454,27 @@ def average_vector(const gain_t[:, ::1] vectors, bint ignore_nan=False, out=None
                 total = total + vectors[t, i]
                 counted += 1
             view[i] = total / counted if counted > 0 else NAN
+            if not isfinite(total) and bad_rank < 0:
+                bad_rank = i
+    if bad_rank >= 0:
+        for i in range(bad_rank, vectors.shape[1]):
+            if _column_overflows(vectors, i, ignore_nan):
+                raise SumOverflow(None, i + 1, "topics")
     return result
 
 
 def average_position(const gain_t[:, ::1] vectors, Py_ssize_t k, out=None):
-    """avg-pos(V, k) (eq. 6) per topic: (1/k) * sum_{i=1..k} V[i]."""
+    """avg-pos(V, k) (eq. 6) per topic: (1/k) * sum_{i=1..k} V[i].
+
+    Raises SumOverflow (of "ranks") where a topic's sum of finite entries leaves
+    float64's range."""
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     if k > vectors.shape[1]:
         raise ValueError(f"k = {k} exceeds the vectors' depth {vectors.shape[1]}")
     result = _new_vector(vectors.shape[0], out)
     cdef gain_t[::1] view = result
-    cdef Py_ssize_t t, i
+    cdef Py_ssize_t t, i, first_bad = -1
     cdef gain_t total
     with nogil:
         for t in range(vectors.shape[0]):
@@ -369,6 +482,11 @@ def average_position(const gain_t[:, ::1] vectors, Py_ssize_t k, out=None):
             for i in range(k):
                 total = total + vectors[t, i]
             view[t] = total / <gain_t>k
+            if not isfinite(total) and first_bad < 0:
+                first_bad = t
+    if first_bad >= 0:
+        for t in range(first_bad, vectors.shape[0]):
+            _raise_overflow(&vectors[t, 0], k, NULL, t, "ranks")
     return result
 
 
@@ -388,14 +506,18 @@ cdef inline gain_t _discounted_sum(const gain_t* gains, Py_ssize_t length,
     return total
 
 
-cdef void _cumulated_at(const gain_t[::1] gains, const index_t[::1] offsets,
-                        const gain_t[::1] divisors, Py_ssize_t k,
-                        gain_t[::1] out) noexcept nogil:
-    cdef Py_ssize_t t, length
+cdef Py_ssize_t _cumulated_at(const gain_t[::1] gains, const index_t[::1] offsets,
+                              const gain_t[::1] divisors, Py_ssize_t k,
+                              gain_t[::1] out) noexcept nogil:
+    """DCG@k per topic into out; returns the first topic whose sum is not finite, or -1."""
+    cdef Py_ssize_t t, length, first_bad = -1
     for t in range(offsets.shape[0] - 1):
         length = min(offsets[t + 1] - offsets[t], k)
         out[t] = _discounted_sum(&gains[offsets[t]], length, divisors, NULL) if length > 0 \
             else 0.0
+        if not isfinite(out[t]) and first_bad < 0:
+            first_bad = t
+    return first_bad
 
 
 cdef Py_ssize_t _top_positive(const gain_t[::1] judged, Py_ssize_t start, Py_ssize_t stop,
@@ -430,15 +552,55 @@ cdef Py_ssize_t _top_positive(const gain_t[::1] judged, Py_ssize_t start, Py_ssi
 
 cdef int _ideal_at(const gain_t[::1] judged, const index_t[::1] offsets,
                    const gain_t[::1] divisors, Py_ssize_t k,
-                   gain_t[::1] out) noexcept nogil:
+                   gain_t[::1] out, Py_ssize_t* first_bad) noexcept nogil:
+    """Ideal DCG@k per topic into out, and the first topic whose sum is not finite (or
+    -1) into first_bad; -1 when out of memory. The scratch holds one topic's judged
+    gains: the top k of a list are never more than the list."""
     cdef Py_ssize_t t, count
-    cdef gain_t* scratch = <gain_t*>malloc((_max_length(offsets) + k + 1) * sizeof(gain_t))
+    cdef gain_t* scratch = <gain_t*>malloc((_max_length(offsets) + 1) * sizeof(gain_t))
     if scratch == NULL:
         return -1
+    first_bad[0] = -1
     for t in range(offsets.shape[0] - 1):
         count = _top_positive(judged, offsets[t], offsets[t + 1], k, scratch)
         out[t] = _discounted_sum(scratch, count, divisors, NULL)
+        if not isfinite(out[t]) and first_bad[0] < 0:
+            first_bad[0] = t
     free(scratch)
+    return 0
+
+
+cdef int _raise_topic_overflow(const gain_t[::1] gains, const index_t[::1] offsets,
+                               const gain_t[::1] judged, const index_t[::1] judged_offsets,
+                               const gain_t[::1] divisors, Py_ssize_t k, Py_ssize_t first,
+                               Py_ssize_t stop, bint run, bint ideal) except -1:
+    """SumOverflow for the first topic of [first, stop) whose DCG@k (``run``) or ideal
+    DCG@k (``ideal``) is a sum of finite terms that overflowed, or (both) whose DCG@k
+    over a finite ideal DCG@k > 0 does; nothing if none (non-finite gains are the
+    caller's to refuse). With the GIL: the error path only."""
+    cdef Py_ssize_t t, length, count
+    cdef gain_t run_sum = 0.0, ideal_sum = 0.0
+    cdef gain_t* scratch = NULL
+    if ideal:
+        scratch = <gain_t*>malloc((_max_length(judged_offsets) + 1) * sizeof(gain_t))
+        if scratch == NULL:
+            raise MemoryError("no memory for the ideal scratch buffer")
+    try:
+        for t in range(first, stop):
+            length = min(offsets[t + 1] - offsets[t], k)
+            if run and length > 0:
+                _raise_overflow(&gains[offsets[t]], length, &divisors[0], t, "run")
+                run_sum = _discounted_sum(&gains[offsets[t]], length, divisors, NULL)
+            if ideal:
+                count = _top_positive(judged, judged_offsets[t], judged_offsets[t + 1], k,
+                                      scratch)
+                _raise_overflow(scratch, count, &divisors[0], t, "ideal")
+                ideal_sum = _discounted_sum(scratch, count, divisors, NULL)
+            if run and ideal and length > 0 and isfinite(run_sum) and isfinite(ideal_sum) \
+                    and ideal_sum > 0.0 and not isfinite(run_sum / ideal_sum):
+                raise SumOverflow(t, k, "ratio")
+    finally:
+        free(scratch)
     return 0
 
 
@@ -446,21 +608,24 @@ cdef int _ndcg_at_cutoffs(const gain_t[::1] gains, const index_t[::1] offsets,
                            const gain_t[::1] judged, const index_t[::1] judged_offsets,
                            const gain_t[::1] divisors, const index_t[::1] ks,
                            Py_ssize_t k_max, double zero_ideal,
-                           gain_t[:, ::1] out) noexcept nogil:
+                           gain_t[:, ::1] out, Py_ssize_t* first_bad) noexcept nogil:
     """ndcg_at for each cut-off in ``ks`` (at most k_max): each topic's DCG and ideal
     DCG summed once, to k_max, in the same order as _cumulated_at and _ideal_at, so
-    each column equals ndcg_at's value bit for bit; -1 when out of memory."""
+    each column equals ndcg_at's value bit for bit; the first topic with a sum or a
+    ratio that is not finite into first_bad (or -1); -1 when out of memory. The
+    prefix sums need room for the ranks summed, min(k_max, the longest list), not k_max."""
     cdef Py_ssize_t t, j, length, count, k
+    cdef Py_ssize_t reach = min(k_max, max(_max_length(offsets), _max_length(judged_offsets)))
     cdef gain_t ideal
-    cdef gain_t* scratch = <gain_t*>malloc((_max_length(judged_offsets) + k_max + 1)
-                                           * sizeof(gain_t))
-    cdef gain_t* dcg = <gain_t*>malloc((k_max + 1) * sizeof(gain_t))      # dcg[i]: to rank i
-    cdef gain_t* best = <gain_t*>malloc((k_max + 1) * sizeof(gain_t))     # the ideal's
+    cdef gain_t* scratch = <gain_t*>malloc((_max_length(judged_offsets) + 1) * sizeof(gain_t))
+    cdef gain_t* dcg = <gain_t*>malloc((reach + 1) * sizeof(gain_t))      # dcg[i]: to rank i
+    cdef gain_t* best = <gain_t*>malloc((reach + 1) * sizeof(gain_t))     # the ideal's
     if scratch == NULL or dcg == NULL or best == NULL:
         free(scratch)
         free(dcg)
         free(best)
         return -1
+    first_bad[0] = -1
     dcg[0] = best[0] = 0.0
     for t in range(offsets.shape[0] - 1):
         length = min(offsets[t + 1] - offsets[t], k_max)
@@ -473,43 +638,65 @@ cdef int _ndcg_at_cutoffs(const gain_t[::1] gains, const index_t[::1] offsets,
             ideal = best[k if k < count else count]
             out[t, j] = dcg[k if k < length else length] / ideal if ideal > 0.0 \
                 else zero_ideal
+            if first_bad[0] < 0 and not (isfinite(dcg[length]) and isfinite(best[count])
+                                        and (isfinite(out[t, j]) or not ideal > 0.0)):
+                first_bad[0] = t
     free(scratch)
     free(dcg)
     free(best)
     return 0
 
 
+cdef Py_ssize_t _longest_summed(const index_t[::1] offsets, Py_ssize_t k) noexcept nogil:
+    """How many ranks a scalar at k sums at most: min(k, the longest list), at least 1."""
+    cdef Py_ssize_t longest = _max_length(offsets)
+    return max(min(k, longest), 1)
+
+
 def dcg_at(const gain_t[::1] gains, const index_t[::1] offsets,
            const gain_t[::1] divisors, Py_ssize_t k, out=None):
     """DCG@k per topic, sum_{i <= min(k, len)} G[i] / df(i), with no vector built.
 
-    With all divisors 1 this is CG@k.
+    With all divisors 1 this is CG@k. ``divisors`` must cover the ranks summed,
+    min(k, the longest list); memory does not grow with k. Raises SumOverflow where
+    a topic's sum of finite gains leaves float64's range.
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    _check_divisors(divisors, k)
     cdef index_t n_topics = _check_batch(gains, offsets)
+    _check_divisors(divisors, _longest_summed(offsets, k))
     result = _new_vector(n_topics, out)
     cdef gain_t[::1] view = result
+    cdef Py_ssize_t first_bad
     with nogil:
-        _cumulated_at(gains, offsets, divisors, k, view)
+        first_bad = _cumulated_at(gains, offsets, divisors, k, view)
+    if first_bad >= 0:
+        _raise_topic_overflow(gains, offsets, gains, offsets, divisors, k, first_bad,
+                              n_topics, True, False)
     return result
 
 
 def ideal_dcg_at(const gain_t[::1] judged, const index_t[::1] offsets,
                  const gain_t[::1] divisors, Py_ssize_t k, out=None):
-    """Ideal DCG@k per topic: the top-k positive judged gains, descending, discounted."""
+    """Ideal DCG@k per topic: the top-k positive judged gains, descending, discounted.
+
+    ``divisors`` must cover min(k, the longest list). Raises SumOverflow (of
+    "ideal") where a sum of finite gains leaves float64's range."""
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    _check_divisors(divisors, k)
     cdef index_t n_topics = _check_batch(judged, offsets)
+    _check_divisors(divisors, _longest_summed(offsets, k))
     result = _new_vector(n_topics, out)
     cdef gain_t[::1] view = result
     cdef int status
+    cdef Py_ssize_t first_bad = -1
     with nogil:
-        status = _ideal_at(judged, offsets, divisors, k, view)
+        status = _ideal_at(judged, offsets, divisors, k, view, &first_bad)
     if status != 0:
         raise MemoryError("no memory for the ideal scratch buffer")
+    if first_bad >= 0:
+        _raise_topic_overflow(judged, offsets, judged, offsets, divisors, k, first_bad,
+                              n_topics, False, True)
     return result
 
 
@@ -528,24 +715,43 @@ cdef index_t _check_run_and_judged(const gain_t[::1] gains, const index_t[::1] o
 def ndcg_at(const gain_t[::1] gains, const index_t[::1] offsets,
             const gain_t[::1] judged, const index_t[::1] judged_offsets,
             const gain_t[::1] divisors, Py_ssize_t k, double zero_ideal, out=None):
-    """nDCG@k per topic = DCG@k / ideal DCG@k, or ``zero_ideal`` where the ideal is 0."""
+    """nDCG@k per topic = DCG@k / ideal DCG@k, or ``zero_ideal`` where the ideal is 0.
+
+    ``divisors`` must cover min(k, the longest run or judged list). Raises
+    SumOverflow where a sum of finite gains, or the ratio of two finite sums, leaves
+    float64's range."""
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    _check_divisors(divisors, k)
     cdef index_t n_topics = _check_run_and_judged(gains, offsets, judged, judged_offsets)
+    _check_divisors(divisors, max(_longest_summed(offsets, k),
+                                  _longest_summed(judged_offsets, k)))
     result = _new_vector(n_topics, out)
     cdef gain_t[::1] view = result
-    cdef gain_t[::1] ideal = np.empty(n_topics, dtype=np.float64)
-    cdef Py_ssize_t t
+    ideal_sums = np.empty(n_topics, dtype=np.float64)
+    cdef gain_t[::1] ideal = ideal_sums
+    cdef Py_ssize_t t, run_bad, ideal_bad = -1, ratio_bad = -1
     cdef int status
     with nogil:
-        _cumulated_at(gains, offsets, divisors, k, view)
-        status = _ideal_at(judged, judged_offsets, divisors, k, ideal)
-        if status == 0:
-            for t in range(n_topics):
-                view[t] = view[t] / ideal[t] if ideal[t] > 0.0 else zero_ideal
+        run_bad = _cumulated_at(gains, offsets, divisors, k, view)
+        status = _ideal_at(judged, judged_offsets, divisors, k, ideal, &ideal_bad)
     if status != 0:
         raise MemoryError("no memory for the ideal scratch buffer")
+    if run_bad >= 0 or ideal_bad >= 0:
+        _raise_topic_overflow(gains, offsets, judged, judged_offsets, divisors, k,
+                              min(run_bad if run_bad >= 0 else n_topics,
+                                  ideal_bad if ideal_bad >= 0 else n_topics), n_topics,
+                              True, True)
+    with nogil:
+        for t in range(n_topics):
+            if ideal[t] > 0.0:
+                view[t] = view[t] / ideal[t]
+                if not isfinite(view[t]) and ratio_bad < 0:
+                    ratio_bad = t
+            else:
+                view[t] = zero_ideal
+    if ratio_bad >= 0:      # the sums are finite (or a gain was not): only an overflow
+        _raise_topic_overflow(gains, offsets, judged, judged_offsets, divisors, k,
+                              ratio_bad, n_topics, True, True)
     return result
 
 
@@ -555,22 +761,44 @@ def ndcg_at_cutoffs(const gain_t[::1] gains, const index_t[::1] offsets,
                     double zero_ideal, out=None):
     """ndcg_at at each cut-off of ``ks``, one column each (shape (T, len(ks))): every
     topic's run and judgments are gone through once for all of them, and each column
-    equals ndcg_at(..., ks[j], zero_ideal) exactly."""
+    equals ndcg_at(..., ks[j], zero_ideal) exactly. ``divisors`` must cover
+    min(max(ks), the longest run or judged list); memory does not grow with the
+    cut-offs. Raises SumOverflow as ndcg_at does."""
     cdef Py_ssize_t j, k_max = 0
     for j in range(ks.shape[0]):
         if ks[j] < 1:
             raise ValueError(f"every k must be >= 1, got {ks[j]}")
         k_max = max(k_max, ks[j])
-    _check_divisors(divisors, k_max)
     cdef index_t n_topics = _check_run_and_judged(gains, offsets, judged, judged_offsets)
+    _check_divisors(divisors, max(_longest_summed(offsets, max(k_max, 1)),
+                                  _longest_summed(judged_offsets, max(k_max, 1))))
     result = _new_matrix(n_topics, ks.shape[0], out)
     if ks.shape[0] == 0:
         return result
     cdef gain_t[:, ::1] view = result
     cdef int status
+    cdef Py_ssize_t first_bad = -1
     with nogil:
         status = _ndcg_at_cutoffs(gains, offsets, judged, judged_offsets, divisors, ks, k_max,
-                                  zero_ideal, view)
+                                  zero_ideal, view, &first_bad)
     if status != 0:
         raise MemoryError("no memory for the ideal scratch buffer")
+    if first_bad >= 0:
+        _raise_cutoffs_overflow(gains, offsets, judged, judged_offsets, divisors, ks,
+                                first_bad)
     return result
+
+
+cdef int _raise_cutoffs_overflow(const gain_t[::1] gains, const index_t[::1] offsets,
+                                 const gain_t[::1] judged, const index_t[::1] judged_offsets,
+                                 const gain_t[::1] divisors, const index_t[::1] ks,
+                                 Py_ssize_t first) except -1:
+    """ndcg_at_cutoffs's error path: for each topic from ``first`` on and each cut-off
+    in ascending order, SumOverflow for the first sum of finite gains (run, then ideal)
+    or ratio of finite sums that left float64's range."""
+    cdef Py_ssize_t t
+    for t in range(first, offsets.shape[0] - 1):
+        for k in sorted(set(ks)):
+            _raise_topic_overflow(gains, offsets, judged, judged_offsets, divisors, k, t,
+                                  t + 1, True, True)
+    return 0

@@ -90,6 +90,16 @@ def _check_ragged(batch: Ragged, name: str) -> Ragged:
         raise InputError(f"{name}.offsets must be integers, got dtype {offsets.dtype}")
     if len(offsets) < 1:
         raise InputError(f"{name}.offsets must hold n_topics + 1 >= 1 entries")
+    if offsets.dtype != np.int64:
+        # checked as int64, the kernels' type: unsigned or narrow offsets would wrap
+        # around in np.diff (uint64 2**63 as int64 is negative, int8 100 - (-100) is 56)
+        too_big = np.flatnonzero(offsets > np.iinfo(np.int64).max) \
+            if np.issubdtype(offsets.dtype, np.unsignedinteger) else ()
+        if len(too_big):
+            t = int(too_big[0])
+            raise InputError(f"{name}.offsets[{t}] = {offsets[t]} runs past the "
+                             f"{len(values)} values")
+        offsets = offsets.astype(np.int64)
     if offsets[0] < 0:
         raise InputError(f"{name}.offsets[0] = {offsets[0]} is negative")
     steps = np.diff(offsets)

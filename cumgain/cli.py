@@ -44,7 +44,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from cumgain.exceptions import CumgainError, InputError
+from cumgain.exceptions import CumgainError, InputError, naming
 
 # The worked example of Jarvelin & Kekalainen (2002), section 2.
 PAPER_LEVELS = [3, 2, 3, 0, 0, 1, 2, 2, 3, 0]
@@ -99,8 +99,32 @@ def _describe_os_error(error: OSError) -> str:
     return str(error)
 
 
+STDOUT = "standard output"      # the name a failed write to stdout gives in messages
+
+
+class _NamedOutput:
+    """sys.stdout while a command runs: a write or flush that fails without a file name
+    (a full disk, a file size limit: ``[Errno 27] File too large``) names
+    ``standard output``."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        with naming(STDOUT):
+            return self._stream.write(text)
+
+    def flush(self) -> None:
+        with naming(STDOUT):
+            self._stream.flush()
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def _run(handler: Callable, args: argparse.Namespace, prog: str) -> int:
     """Call a subcommand; turn user errors into one line on stderr and an exit status."""
+    stdout, sys.stdout = sys.stdout, _NamedOutput(sys.stdout)
     try:
         status = handler(args)
         sys.stdout.flush()
@@ -112,27 +136,42 @@ def _run(handler: Callable, args: argparse.Namespace, prog: str) -> int:
     except BrokenPipeError:
         # The reader went away (`... | head`): stop quietly, and keep Python from
         # complaining again when it flushes stdout at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _drop_stdout()
         return 0
     except OSError as error:
         message, status = _describe_os_error(error), EXIT_INPUT
+        if error.filename == STDOUT:    # what could not be written would fail again at exit
+            _drop_stdout()
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        sys.stdout = stdout
     print(f"{prog}: error: {_one_line(message)}", file=sys.stderr)
     return status
 
 
+def _drop_stdout() -> None:
+    """Point stdout's file descriptor at the null device."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 def _write_text(text: str) -> None:
-    """Write to stdout as UTF-8 bytes with "\\n" line ends, whatever the platform."""
+    """Write to stdout as UTF-8 bytes with "\n" line ends, whatever the platform; all of
+    it (an unbuffered stdout, under ``python -u``, may take part of a write: the rest
+    is written again, and a write that then fails names ``standard output``)."""
     buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:
-        sys.stdout.write(text)
-        return
-    sys.stdout.flush()
-    buffer.write(text.encode("utf-8"))
-    buffer.flush()
+    with naming(STDOUT):
+        if buffer is None:
+            sys.stdout.write(text)
+            return
+        sys.stdout.flush()
+        data = memoryview(text.encode("utf-8"))
+        while len(data):
+            written = buffer.write(data)
+            data = data[written if written is not None else 0:]
+        buffer.flush()
 
 
 def _number(text: str):

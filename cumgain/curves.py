@@ -44,6 +44,7 @@ import cgcore
 from cumgain.batch import Ragged, as_batch
 from cumgain.exceptions import InputError
 from cumgain.gains import GainSpec, gain_mapping
+from cumgain.limits import real_number, whole_number
 from cumgain.vectors import (
     AVERAGING_ORDERS,
     DISCOUNT_RULES,
@@ -152,9 +153,7 @@ def _measure_name(measure: Any) -> str:
 
 
 def _check_depth(depth: Any) -> int:
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
-        raise InputError(f"depth must be an integer >= 1, got {depth!r}")
-    return int(depth)
+    return whole_number(depth, "depth")
 
 
 def _check_run_names(names: Sequence[str]) -> None:
@@ -231,6 +230,8 @@ def _check_options(measure: Any, depth: Any, discount: DiscountSpec, base: float
         discount_divisors(discount, base, depth)          # validates the discount and base
     if isinstance(zero_ideal, bool) or not isinstance(zero_ideal, (int, float, np.floating)):
         raise InputError(f"zero_ideal must be a number (0.0 or nan), got {zero_ideal!r}")
+    if not (isinstance(zero_ideal, (float, np.floating)) and math.isnan(zero_ideal)):
+        zero_ideal = real_number(zero_ideal, "zero_ideal", "a number (0.0 or nan)")
     return measure, depth, float(zero_ideal)
 
 

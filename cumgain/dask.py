@@ -39,6 +39,7 @@ shadow it (absolute imports).
 """
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ from cumgain.batch import Ragged
 from cumgain.evaluator import Ranking, rank, topics_warning
 from cumgain.exceptions import InputError
 from cumgain.gains import GainMapping, gain_mapping
+from cumgain.limits import real_number, whole_number
 from cumgain.measures import DISCOUNT_NAMES
 from cumgain.trec_io import DuplicatesDroppedWarning, Qrels, Run
 from cumgain.vectors import cg as cg_vectors
@@ -609,15 +611,17 @@ def average_vectors(qrels: Any, run: Any, depth: int, *, gains: Any = None,
     with the kernels of :mod:`cumgain.vectors`, in time linear in ``depth`` (the
     per-topic vectors of :func:`cumgain.curves.compute`, which has no ``judged_only``).
     """
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
-        raise InputError(f"depth must be a positive integer, got {depth!r}")
+    depth = whole_number(depth, "depth")
     if discount not in DISCOUNT_NAMES:
         raise InputError(f"discount must be one of {DISCOUNT_NAMES}, got {discount!r}")
     if isinstance(zero_ideal, bool) or not isinstance(zero_ideal, (int, float)):
         raise InputError(f"zero_ideal must be a number (0.0 or nan), got {zero_ideal!r}")
+    zero_ideal = zero_ideal if isinstance(zero_ideal, float) and math.isnan(zero_ideal) \
+        else real_number(zero_ideal, "zero_ideal", "a number (0.0 or nan)")
     if isinstance(base, bool) or not isinstance(base, (int, float)):
         raise InputError(f"base must be a number > 1, got {base!r}")
-    spec = _VectorSpec(int(depth), gains, discount, float(base), float(zero_ideal))
+    base = real_number(base, "base", "a number > 1")
+    spec = _VectorSpec(depth, gains, discount, base, float(zero_ideal))
     setup = stream.prepare(_vector_spellings(spec), relevance_level=relevance_level,
                            judged_only=judged_only, topics=topics, ties=ties,
                            score_precision=score_precision, seed=seed, duplicates=duplicates,

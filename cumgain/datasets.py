@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Union
 
 from cumgain.atomic import atomic_open, refuse_existing
+from cumgain.exceptions import naming
 
 SEED = 20020401                      # fixed: the demo's numbers never change
 N_TOPICS = 50
@@ -116,14 +117,16 @@ class Collection:
         for path in paths.values():
             refuse_existing(path, overwrite)
         Path(directory).mkdir(parents=True, exist_ok=True)
-        with atomic_open(paths["qrels"], "w", overwrite=overwrite, encoding="utf-8",
-                         newline="\n") as out:
+        with naming(paths["qrels"]), \
+                atomic_open(paths["qrels"], "w", overwrite=overwrite, encoding="utf-8",
+                            newline="\n") as out:
             for topic in self.topics:
                 for docno, level in self.qrels[topic].items():
                     out.write(f"{topic} 0 {docno} {level}\n")
         for name, run in self.runs.items():
-            with atomic_open(paths[name], "w", overwrite=overwrite, encoding="utf-8",
-                             newline="\n") as out:
+            with naming(paths[name]), \
+                    atomic_open(paths[name], "w", overwrite=overwrite, encoding="utf-8",
+                                newline="\n") as out:
                 for topic in self.topics:
                     ranked = _ranked(run[topic])
                     for rank, (docno, score) in enumerate(ranked, start=1):

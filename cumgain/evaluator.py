@@ -49,13 +49,15 @@ from typing import Any, Iterable, Optional, Union
 
 import numpy as np
 
+import cgcore
 from cgcore import _measures as kernels
 from cgcore import _trec
 from cgcore._convert import topic_dicts
 from cumgain.batch import Ragged
-from cumgain.exceptions import InputError
+from cumgain.exceptions import InputError, SumOverflowError
 from cumgain.gains import GainSpec, gain_mapping
 from cumgain.judgment_groups import JudgmentGroups, evaluate_groups
+from cumgain.limits import real_number, whole_number
 from cumgain.measures import Measure, parse_measures
 from cumgain.measures.batch import Batch, Shared, judged_only_flag
 from cumgain.measures.binary import RECALL_ROUNDING
@@ -90,6 +92,10 @@ PARALLEL_MEASURE_ROWS = 1 << 20  # from this many ranked rows, measures are comp
 MEASURE_RANGE_ROWS = 1 << 19     # the measures take the topics in ranges of at most about
                                  # this many rows (ranked + judged): a range's float64
                                  # copies (of int8 levels) and flags stay in the cache
+
+
+_OVERFLOW_ADVICE = ("gains this large cannot be summed in float64 (beyond about 1.8e308): "
+                    "scale them down")
 
 
 class TopicsWarning(UserWarning):
@@ -250,6 +256,8 @@ def aggregate(measure: Measure, values: np.ndarray, run_tag: str = "") -> Any:
     values are already ``log(max(value, 1e-5))`` (``gmean``); ``S / n`` over the topics
     whose value is not NaN (``mean_defined``: Accuracy, as ir_measures averages it); the
     run tag for ``runid``; None for ``relstring``. A mean over no topic is NaN (a sum is 0).
+    A sum of finite values beyond float64's range raises
+    :class:`~cumgain.exceptions.SumOverflowError`.
 
     Pieces of an evaluation (:mod:`cumgain.stream`, :mod:`cumgain.dask`) are combined with
     it, so their means are bit-identical to :func:`evaluate`'s.
@@ -268,7 +276,13 @@ def aggregate(measure: Measure, values: np.ndarray, run_tag: str = "") -> Any:
         values = values[~np.isnan(values)]
     if len(values) == 0:
         return 0.0 if rule == "sum" else math.nan
-    total = float(np.cumsum(values)[-1])  # sequential, in topic order, like trec_eval
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.cumsum(values)[-1])  # sequential, in topic order, like trec_eval
+    if not math.isfinite(total) and np.isfinite(values).all():
+        raise SumOverflowError(
+            f"measure {measure.name!r}: the sum of its values over the topics overflows "
+            f"float64, so their mean cannot be computed; {_OVERFLOW_ADVICE}",
+            sum=measure.name)
     if rule == "sum":
         return total
     if rule == "gmean":
@@ -353,9 +367,9 @@ class Ranking:
 
 
 def _check_depth(depth: Any) -> None:
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer))
-                              or depth < 1):
-        raise InputError(f"depth must be a positive integer or None, got {depth!r}")
+    """``depth`` is None or a whole number from 1 to MAX_RANK (cumgain.limits)."""
+    if depth is not None:
+        whole_number(depth, "depth")
 
 
 def _resolve_seed(seed: Any) -> int:
@@ -528,17 +542,13 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     _check_choice(ties, TIE_RULES, "ties")
     _check_choice(score_precision, SCORE_PRECISIONS, "score_precision")
     _check_choice(topics, TOPIC_POLICIES, "topics")
-    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, float)) \
-            or not math.isfinite(relevance_level):
-        raise InputError(f"relevance_level must be a number, got {relevance_level!r}")
+    relevance_level = real_number(relevance_level, "relevance_level")
     if relevance_level < 0:
         raise InputError(f"relevance_level must be >= 0, got {relevance_level!r} (below 0 "
                          "trec_eval counts every document without a judgment as relevant)")
     _check_depth(depth)
     _check_choice(recall_cutoffs, RECALL_CUTOFFS, "recall_cutoffs")
-    if isinstance(collection_size, bool) or not isinstance(collection_size, (int, np.integer)) \
-            or not 0 <= collection_size < 2 ** 53:
-        raise InputError(f"collection_size must be a whole number >= 0, got {collection_size!r}")
+    collection_size = whole_number(collection_size, "collection_size", low=0)
     measure_list = parse_measures(measures)
     seed = _resolve_seed(seed)
     from cumgain.preferences import Preferences, evaluate_preferences   # (it imports this)
@@ -570,6 +580,47 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
         del ranking         # measures are done (not while they need both cores), by a
         release_qrels()     # helper, after the ranked rows (freeing memory at once, the
                             # two threads wait for each other)
+
+
+# What a measure's compute raises when a sum of gains overflows: a kernel's
+# SumOverflow, or the vector API's SumOverflowError (avg_pos_*), each with the topic's
+# index in the batch of topics computed.
+_KERNEL_OVERFLOWS = (cgcore.SumOverflow, SumOverflowError)
+
+
+def _overflow_error(overflow: Any, measures: list, ranking: Ranking,
+                    first: int) -> SumOverflowError:
+    """The SumOverflowError for a kernel's SumOverflow in the topics from ``first`` on
+    of the ranking's rows, naming the measures, the topic and the rank."""
+    of = overflow.of if isinstance(overflow, cgcore.SumOverflow) else overflow.sum
+    row = first + (overflow.topic or 0)
+    chosen = np.flatnonzero(ranking._chosen_index == row)
+    topic = ranking.topics[int(chosen[0])] if len(chosen) else f"(row {row})"
+    sums = {"run": "the ranking's gains", "ideal": "the ideal gains",
+            "ratio": "DCG / ideal DCG", "ranks": "the normalised vector"}
+    names = ("measures " if len(measures) > 1 else "measure ") + \
+        ", ".join(repr(m.name) for m in measures)
+    return SumOverflowError(
+        f"{names}, topic {topic!r}: the sum of {sums.get(of, of)} overflows float64 at "
+        f"rank {overflow.rank}; {_OVERFLOW_ADVICE}",
+        topic=topic, rank=overflow.rank, sum=measures[0].name)
+
+
+def _check_finite(measure: Measure, column: np.ndarray, topics: tuple) -> None:
+    """A measure's per-topic values are finite: where a kernel's sum left float64's
+    range (G, ndcg_rel, Rndcg, utility with huge coefficients, ...) it gives NaN or
+    infinity, refused here with the topic. (NaN is a value for a measure averaged over
+    the topics where it is defined, ``mean_defined``: Accuracy without a pair.)"""
+    if column.dtype != np.float64:
+        return
+    bad = np.isinf(column) if measure.aggregate == "mean_defined" else \
+        ~np.isfinite(column)
+    if bad.any():
+        t = int(np.argmax(bad))
+        raise SumOverflowError(
+            f"measure {measure.name!r}, topic {topics[t]!r}: the value is {column[t]}, a "
+            f"sum of the gains or parameters left float64's range; {_OVERFLOW_ADVICE}",
+            topic=topics[t], sum=measure.name)
 
 
 def _compute_groups(measure_list: list) -> list:
@@ -624,7 +675,18 @@ def _measured(ranking: Ranking, measure_list: list, policies: dict,
                        for flag, variant in ranked.items()}, shared, scratch.arrays)
         columns = {}
         for compute, measures in groups:
-            columns.update(zip((m.name for m in measures), compute(measures, batch)))
+            try:
+                computed = compute(measures, batch)
+            except _KERNEL_OVERFLOWS as error:
+                overflow = error
+                for measure in measures:    # the error path: which measure, to name it
+                    try:
+                        compute([measure], batch)
+                    except _KERNEL_OVERFLOWS as its_overflow:
+                        overflow, measures = its_overflow, [measure]
+                        break
+                raise _overflow_error(overflow, measures, ranking, first) from None
+            columns.update(zip((m.name for m in measures), computed))
         return columns
 
     workers = auto_threads(threads) if len(everything.levels) >= PARALLEL_MEASURE_ROWS else 1
@@ -644,6 +706,7 @@ def _measured(ranking: Ranking, measure_list: list, policies: dict,
         if missing is not None and measure.spec.missing_value is not None:
             column[missing] = measure.spec.missing_value
         values[measure.name] = column
+        _check_finite(measure, column, ranking.topics)
     means = {measure.name: aggregate(measure, values[measure.name], ranking.run_tag)
              for measure in measure_list}
     return Evaluation(topics=ranking.topics, measures=tuple(measure_list), values=values,

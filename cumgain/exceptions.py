@@ -1,6 +1,10 @@
 """The exceptions cumgain raises. Every input problem is a ``ValueError``."""
 from __future__ import annotations
 
+import contextlib
+import os
+from typing import Any, Iterator, Optional
+
 
 class CumgainError(Exception):
     """Base class of every error cumgain raises on purpose."""
@@ -23,3 +27,34 @@ class FormatError(InputError):
         where = f"{path}:{line_number}" if line_number else str(path)
         shown = f": {text!r}" if text is not None else ""
         super().__init__(f"{where}: {message}{shown}")
+
+
+class SumOverflowError(InputError):
+    """Gains so large that a sum of them leaves float64's range (beyond about 1.8e308):
+    a cumulated gain, an ideal, a normalised value or a mean would be infinite or NaN.
+
+    ``topic``: the topic (its id, or its 0-based index in a batch; None for one list or
+    a sum over topics); ``rank``: the 1-based rank where the sum first overflows (None
+    when not known); ``sum``: which sum (``"run"``, ``"ideal"``, ``"ratio"``,
+    ``"topics"``, ``"ranks"``, or a measure's name).
+    """
+
+    def __init__(self, message: str, *, topic: Any = None, rank: Optional[int] = None,
+                 sum: str = ""):
+        self.topic = topic
+        self.rank = rank
+        self.sum = sum
+        super().__init__(message)
+
+
+@contextlib.contextmanager
+def naming(path: Any) -> Iterator[None]:
+    """Inside, an :class:`OSError` without a file name (a failed ``write`` or ``read``:
+    ``[Errno 27] File too large``, ``[Errno 28] No space left on device``) is raised
+    again naming ``path``."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename is not None or error.errno is None:
+            raise
+        raise OSError(error.errno, error.strerror, os.fsdecode(os.fspath(path))) from error

@@ -12,7 +12,8 @@ A mapping is given as
 
 Negative levels mean "judged non-relevant" (trec_eval) and get gain 0 under every
 mapping unless a dict or callable maps them explicitly. A level that a named scheme
-or dict does not cover is an error, never a silent 0.
+or dict does not cover is an error, never a silent 0; so is a gain that is not
+finite (``"exponential"`` from level 1024 on: 2**1024 is beyond float64).
 """
 from __future__ import annotations
 
@@ -44,15 +45,23 @@ class GainMapping:
         distinct, inverse = np.unique(levels, return_inverse=True)
         table = np.empty(len(distinct), dtype=np.float64)
         for i, level in enumerate(distinct):
-            gain = self.gain_of_level(float(level))
+            try:
+                gain = self.gain_of_level(float(level))
+            except OverflowError:
+                raise InputError(
+                    f"gain mapping {self.name}: the gain of level {level:g} is beyond "
+                    "float64's range (about 1.8e308)") from None
             try:
                 gain = float(gain)
             except (TypeError, ValueError):
                 raise InputError(
                     f"gain mapping {self.name} gave {gain!r} for level {level:g}; "
                     "gains must be real numbers") from None
+            except OverflowError:           # a Python int beyond float64
+                gain = math.inf
             if not math.isfinite(gain):
-                raise InputError(f"gain mapping {self.name} gave {gain} for level {level:g}")
+                raise InputError(f"gain mapping {self.name} gave {gain} for level {level:g}; "
+                                 "gains must be finite (below about 1.8e308)")
             table[i] = gain
         return table[inverse].reshape(levels.shape)
 
@@ -62,6 +71,7 @@ def _identity(level: float) -> float:
 
 
 def _exponential(level: float) -> float:
+    """2**level - 1; OverflowError from level 1024 on (beyond float64)."""
     return 2.0 ** level - 1.0 if level >= 0 else 0.0
 
 
@@ -119,6 +129,9 @@ def gain_mapping(spec: GainSpec = "identity") -> GainMapping:
                 table[float(level)] = float(gain)
             except (TypeError, ValueError):
                 raise InputError(f"gain mapping entry {level!r}: {gain!r} is not numeric") from None
+            except OverflowError:
+                raise InputError(f"gain mapping entry {level!r}: the gain is beyond float64's "
+                                 "range (about 1.8e308)") from None
         name = "{" + ", ".join(f"{k:g}: {v:g}" for k, v in sorted(table.items())) + "}"
         return GainMapping(name, _from_table(table, name))
     if callable(spec):

@@ -26,7 +26,7 @@ from typing import Any, Optional
 import numpy as np
 
 from cgcore import _trec
-from cumgain.exceptions import InputError
+from cumgain.limits import MAX_THREADS, whole_number
 
 TIE_CODES = {"docno_desc": _trec.TIES_DOCNO_DESC, "average": _trec.TIES_DOCNO_DESC,
              "docno_asc": _trec.TIES_DOCNO_ASC, "input_order": _trec.TIES_INPUT_ORDER,
@@ -291,9 +291,9 @@ def available_cores() -> int:
 
 
 def check_threads(threads: Any) -> None:
-    if threads is not None and (isinstance(threads, bool)
-                                or not isinstance(threads, (int, np.integer)) or threads < 1):
-        raise InputError(f"threads must be a positive integer or None, got {threads!r}")
+    """``threads`` is None or a whole number from 1 to MAX_THREADS (cumgain.limits)."""
+    if threads is not None:
+        whole_number(threads, "threads", high=MAX_THREADS)
 
 
 def auto_threads(threads: Optional[int]) -> int:

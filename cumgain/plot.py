@@ -25,7 +25,7 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 from cumgain.atomic import atomic_path, refuse_existing
 from cumgain.curves import IDEAL, MEASURES, Curves, stopping_rank
-from cumgain.exceptions import InputError
+from cumgain.exceptions import InputError, naming
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 FIGURE_SIZE = (6.4, 4.8)        # inches, one measure
@@ -114,7 +114,7 @@ def save(figure: Any, path: PathLike, *, dpi: Optional[float] = None,
     a temporary name renamed to ``path`` when complete; an existing ``path`` is refused
     unless ``overwrite``."""
     fmt = output_format(path)
-    with atomic_path(path, overwrite=overwrite) as temp:
+    with naming(path), atomic_path(path, overwrite=overwrite) as temp:   # errors name it
         figure.savefig(temp, format=fmt, dpi=dpi if dpi is not None else figure.dpi)
     return Path(os.fspath(path))
 

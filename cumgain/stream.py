@@ -40,7 +40,7 @@ import numpy as np
 from cumgain import Evaluation, TopicsWarning, evaluate, trec_io
 from cumgain.atomic import atomic_open, refuse_existing
 from cumgain.evaluator import aggregate, topics_warning
-from cumgain.exceptions import FormatError, InputError
+from cumgain.exceptions import FormatError, InputError, naming
 
 __all__ = ["EvaluationSetup", "JudgedTopics", "combine", "evaluate_missing", "evaluate_piece",
            "evaluate_stream", "judged_topics", "prepare", "sort_run_by_topic", "topic_sets"]
@@ -344,12 +344,12 @@ def _write_lines(out: BinaryIO, lines: Iterable[bytes]) -> int:
 
 def _write_file(path: str, lines: Iterable[bytes]) -> int:
     """A temporary file of the sort (in its private folder: no atomic rename needed)."""
-    with open(path, "wb") as out:
+    with naming(path), open(path, "wb") as out:     # a failed write (or close) names it
         return _write_lines(out, lines)
 
 
 def _read_lines(path: str) -> Iterator[bytes]:
-    with open(path, "rb") as stream:
+    with naming(path), open(path, "rb") as stream:
         for line in stream:
             yield line.rstrip(b"\n")
 
@@ -415,5 +415,5 @@ def sort_run_by_topic(in_path: Any, out_path: Union[str, os.PathLike],
                     _write_file(merged[-1], _merged(runs[start:start + MERGE_FAN_IN]))
                 runs = merged
             lines = _merged(runs)
-        with atomic_open(out_path, "wb", overwrite=overwrite) as out:
+        with naming(out_path), atomic_open(out_path, "wb", overwrite=overwrite) as out:
             return _write_lines(out, lines)

@@ -138,7 +138,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Sequence
 
 import numpy as np
 
-from cumgain.exceptions import FormatError, InputError
+from cumgain.exceptions import FormatError, InputError, naming
 
 __all__ = [
     "DuplicatesDroppedWarning",
@@ -326,7 +326,7 @@ def _opened(path, kind: _Kind) -> Iterator[tuple[BinaryIO, str]]:
     source = os.fspath(path)
     if isinstance(source, bytes):
         source = os.fsdecode(source)
-    with open(source, "rb") as stream:
+    with naming(source), open(source, "rb") as stream:   # a failed read names the file
         yield stream, source
 
 

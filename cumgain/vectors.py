@@ -22,19 +22,29 @@ Zero ideal: where the ideal value is 0 (a topic with no positive judged gain) a
 normalised value is ``zero_ideal``: 0.0 by default, as in trec_eval; pass
 ``float("nan")`` to mark such topics and ``avg_vect(..., ignore_nan=True)`` to
 leave them out of an average.
+
+Limits (:mod:`cumgain.limits`): ``k`` and ``depth`` are whole numbers from 1 to
+2**53 - 1. A scalar at k (``dcg_at``, ``ndcg_at``, ...) needs memory for the ranks it
+sums, min(k, the longest list), never for k. A vector request whose matrices
+(topics x depth float64 each; ``ncg`` and ``ndcg`` hold four at once) need more than
+the memory available is refused up front, naming the size. Gains so large that a
+sum leaves float64's range (a CG or DCG, an ideal, V / I, a sum over topics) raise
+:class:`~cumgain.exceptions.SumOverflowError` naming the topic and the rank, never
+an infinite or NaN value.
 """
 from __future__ import annotations
 
+import contextlib
 import math
-from numbers import Real
-from typing import Any, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 import numpy as np
 
 import cgcore
 from cumgain.batch import Ragged, as_batch
-from cumgain.exceptions import InputError
+from cumgain.exceptions import InputError, SumOverflowError
 from cumgain.gains import GainSpec, gain_mapping
+from cumgain.limits import check_memory, real_number, whole_number
 
 DiscountSpec = Union[str, Any]
 
@@ -56,26 +66,69 @@ AVERAGING_ORDERS = ("normalise_then_average", "average_then_normalise")
 # ---------------------------------------------------------------- helpers
 
 def _check_base(base: Any) -> float:
-    if isinstance(base, bool) or not isinstance(base, (Real, np.number)):
-        raise InputError(f"the logarithm base must be a real number > 1, got {base!r}")
-    base = float(base)
-    if not (math.isfinite(base) and base > 1.0):
+    base = real_number(base, "the logarithm base", "a finite number > 1")
+    if not base > 1.0:
         raise InputError(f"the logarithm base must be a finite number > 1, got {base}")
     return base
 
 
 def _check_positive_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise InputError(f"{name} must be an integer >= 1, got {value!r}")
-    if value < 1:
-        raise InputError(f"{name} must be >= 1, got {value}")
-    return int(value)
+    return whole_number(value, name)
 
 
 def _check_zero_ideal(zero_ideal: Any) -> float:
-    if isinstance(zero_ideal, bool) or not isinstance(zero_ideal, (Real, np.number)):
-        raise InputError(f"zero_ideal must be a number (0.0 or nan), got {zero_ideal!r}")
-    return float(zero_ideal)
+    if isinstance(zero_ideal, (float, np.floating)) and math.isnan(zero_ideal):
+        return math.nan
+    return real_number(zero_ideal, "zero_ideal", "a number (0.0 or nan)")
+
+
+@contextlib.contextmanager
+def _sums(function: str, measure: str, single: bool, *, ideal: bool = False,
+          names: tuple = ("gains", "judged")) -> Iterator[None]:
+    """Turn a kernel's SumOverflow into a SumOverflowError naming the list and rank
+    (``ideal``: the kernel was given the ideal gains; ``names``: what the caller calls
+    the run's and the judged lists, or the vectors)."""
+    try:
+        yield
+    except cgcore.SumOverflow as overflow:
+        of = "ideal" if ideal and overflow.of == "run" else overflow.of
+        raise _overflow_error(overflow, of, function, measure, single, names) from None
+
+
+def _overflow_error(overflow: Any, of: str, function: str, measure: str, single: bool,
+                    names: tuple) -> SumOverflowError:
+    def of_list(name: str) -> str:
+        return name if single or overflow.topic is None else f"{name}[{overflow.topic}]"
+
+    rank = overflow.rank
+    if of == "run":
+        what = f"the {measure} of {of_list(names[0])} overflows float64 at rank {rank}"
+    elif of == "ideal":
+        what = f"the ideal {measure} of {of_list(names[1])} overflows float64 at rank {rank}"
+    elif of == "ratio":
+        what = (f"{measure} / ideal {measure} of {of_list(names[0])} at rank {rank} "
+                "overflows float64 (a tiny ideal)")
+    elif of == "topics":
+        what = f"the sum over topics at rank {rank} overflows float64"
+    else:
+        what = f"the sum of {of_list(names[0])} to rank {rank} overflows float64"
+    return SumOverflowError(
+        f"{function}: {what}; gains this large cannot be summed in float64 (beyond "
+        "about 1.8e308): scale them down",
+        topic=None if single else overflow.topic, rank=rank, sum=of)
+
+
+def _check_vector_memory(function: str, n_topics: int, depth: int, matrices: int,
+                         longest: int) -> None:
+    """Refuse a vector request whose ``matrices`` topics x depth float64 matrices
+    would not fit in the memory available, before any is allocated."""
+    if n_topics == 0:
+        return
+    check_memory(
+        n_topics * depth * 8 * matrices,
+        f"{function} to depth {depth} over {n_topics} topic{'s' if n_topics != 1 else ''} "
+        f"({matrices} matri{'ces' if matrices != 1 else 'x'} of {n_topics} x {depth} float64)",
+        f"; the longest list holds {longest} gains (ranks beyond it only pad the vectors)")
 
 
 def discount_divisors(discount: DiscountSpec = "tois", base: float = 2.0,
@@ -94,7 +147,9 @@ def discount_divisors(discount: DiscountSpec = "tois", base: float = 2.0,
             raise InputError(
                 f"unknown discount {discount!r}; use one of {sorted(DISCOUNT_RULES)} "
                 "or an array of divisors")
-        return cgcore.discount_divisors(rule, _check_base(base), depth)
+        base = _check_base(base)
+        check_memory(depth * 8, f"discount_divisors to depth {depth}")
+        return cgcore.discount_divisors(rule, base, depth)
     divisors = np.asarray(discount, dtype=np.float64)
     if divisors.ndim != 1:
         raise InputError(f"a discount array must be 1-D, got shape {divisors.shape}")
@@ -117,10 +172,29 @@ def _prepare(gains: Any, mapping: Optional[GainSpec], name: str) -> tuple[Ragged
     return batch, single
 
 
-def _resolve_depth(depth: Optional[int], batch: Ragged) -> int:
-    if depth is None:
-        return int(batch.lengths.max()) if len(batch) else 0
-    return _check_positive_int(depth, "depth")
+def _longest(batch: Ragged) -> int:
+    return int(batch.lengths.max()) if len(batch) else 0
+
+
+def _resolve_depth(depth: Optional[int], batch: Ragged, function: str, matrices: int,
+                   judged: Optional[Ragged] = None) -> int:
+    """The depth (the longest list when None), once the ``matrices`` topics x depth
+    matrices ``function`` builds are known to fit in memory (with depth None too: one
+    long list among many short ones makes every row that long)."""
+    longest = _longest(batch)
+    depth = longest if depth is None else _check_positive_int(depth, "depth")
+    longest = max(longest, _longest(judged) if judged is not None else 0)
+    _check_vector_memory(function, len(batch), depth, matrices, longest)
+    return depth
+
+
+def _divisors_to(discount: DiscountSpec, base: float, k: int, longest: int) -> np.ndarray:
+    """The divisors a scalar at k needs: of a named rule, for the ranks summed,
+    min(k, the longest list), which are bit for bit the first of the rule's divisors
+    to k; of an array, its first k (checked to k, as for a vector to depth k)."""
+    if isinstance(discount, str):
+        return discount_divisors(discount, base, max(1, min(k, longest)))
+    return discount_divisors(discount, base, k)
 
 
 def _shape(result: np.ndarray, single: bool) -> np.ndarray:
@@ -140,15 +214,27 @@ def _pair(gains: Any, judged: Any, mapping: Optional[GainSpec]):
     return run, recall_base, single
 
 
-def _as_matrix(vectors: Any, name: str) -> tuple[np.ndarray, bool]:
+def _as_matrix(vectors: Any, name: str, nan: bool = False,
+               columns: Optional[int] = None) -> tuple[np.ndarray, bool]:
+    """A 1-D vector or topics x ranks matrix as C-contiguous float64, and whether it was
+    1-D; its entries (of the first ``columns`` ranks, the ones read) finite, or
+    (``nan``) finite or NaN (a topic marked by ``zero_ideal=nan``)."""
     array = np.asarray(vectors)
-    if array.dtype == object or not np.issubdtype(array.dtype, np.number):
+    if array.dtype == object or not np.issubdtype(array.dtype, np.number) \
+            or np.iscomplexobj(array):
         raise InputError(f"{name} must be a numeric vector or topics x ranks matrix")
-    if array.ndim == 1:
-        return np.ascontiguousarray(array[np.newaxis, :], dtype=np.float64), True
-    if array.ndim == 2:
-        return np.ascontiguousarray(array, dtype=np.float64), False
-    raise InputError(f"{name} must be 1-D or 2-D, got {array.ndim}-D")
+    if array.ndim not in (1, 2):
+        raise InputError(f"{name} must be 1-D or 2-D, got {array.ndim}-D")
+    single = array.ndim == 1
+    matrix = np.ascontiguousarray(array[np.newaxis, :] if single else array, dtype=np.float64)
+    checked = matrix[:, :columns] if columns is not None else matrix
+    if np.isinf(checked).any() if nan else not np.isfinite(checked).all():
+        bad = np.isinf(checked) if nan else ~np.isfinite(checked)
+        topic, rank = (int(i) for i in np.argwhere(bad)[0])
+        where = f"{name}[{rank}]" if single else f"{name}[{topic}, {rank}]"
+        allowed = "finite or NaN" if nan else "finite"
+        raise InputError(f"{name} must be {allowed}: {where} is {matrix[topic, rank]}")
+    return matrix, single
 
 
 # ---------------------------------------------------------------- vectors
@@ -163,10 +249,11 @@ def cg(gains: Any, depth: Optional[int] = None, *, mapping: Optional[GainSpec] =
     array([ 3.,  5.,  8.,  8.,  8.,  9., 11., 13., 16., 16.])
     """
     batch, single = _prepare(gains, mapping, "gains")
-    depth = _resolve_depth(depth, batch)
+    depth = _resolve_depth(depth, batch, "cg", 1)
     if depth == 0:
         return _shape(np.zeros((len(batch), 0)), single)
-    return _shape(cgcore.cg_vectors(batch.values, batch.offsets, depth), single)
+    with _sums("cg", "CG", single):
+        return _shape(cgcore.cg_vectors(batch.values, batch.offsets, depth), single)
 
 
 def dcg(gains: Any, depth: Optional[int] = None, *, discount: DiscountSpec = "tois",
@@ -177,11 +264,12 @@ def dcg(gains: Any, depth: Optional[int] = None, *, discount: DiscountSpec = "to
     array([3.  , 5.  , 6.89, 6.89, 6.89, 7.28, 7.99, 8.66, 9.61, 9.61])
     """
     batch, single = _prepare(gains, mapping, "gains")
-    depth = _resolve_depth(depth, batch)
+    depth = _resolve_depth(depth, batch, "dcg", 1)
     if depth == 0:
         return _shape(np.zeros((len(batch), 0)), single)
     divisors = discount_divisors(discount, base, depth)
-    return _shape(cgcore.dcg_vectors(batch.values, batch.offsets, divisors, depth), single)
+    with _sums("dcg", "DCG", single):
+        return _shape(cgcore.dcg_vectors(batch.values, batch.offsets, divisors, depth), single)
 
 
 def ideal_gains(judged: Any, depth: Optional[int] = None, *,
@@ -193,20 +281,27 @@ def ideal_gains(judged: Any, depth: Optional[int] = None, *,
     array([3., 3., 2., 1., 0., 0., 0.])
     """
     batch, single = _prepare(judged, mapping, "judged")
-    depth = _resolve_depth(depth, batch)
+    depth = _resolve_depth(depth, batch, "ideal_gains", 1)
     if depth == 0:
         return _shape(np.zeros((len(batch), 0)), single)
     return _shape(cgcore.ideal_gain_vectors(batch.values, batch.offsets, depth), single)
 
 
 def norm_vect(values: Any, ideal: Any, *, zero_ideal: float = 0.0) -> np.ndarray:
-    """norm-vect (eq. 5): V[i] / I[i], or ``zero_ideal`` where I[i] <= 0."""
+    """norm-vect (eq. 5): V[i] / I[i], or ``zero_ideal`` where I[i] <= 0.
+
+    ``values`` and ``ideal`` must be finite (a NaN or infinite ideal would make the
+    ratio meaningless); a ratio beyond float64's range raises SumOverflowError.
+    """
     matrix, single = _as_matrix(values, "values")
     ideal_matrix, ideal_single = _as_matrix(ideal, "ideal")
     if matrix.shape != ideal_matrix.shape:
         raise InputError(f"values have shape {np.shape(values)} but ideal has {np.shape(ideal)}")
-    result = cgcore.normalise(matrix, ideal_matrix, _check_zero_ideal(zero_ideal))
-    return _shape(result, single and ideal_single)
+    zero_ideal = _check_zero_ideal(zero_ideal)
+    both_single = single and ideal_single
+    with _sums("norm_vect", "V", both_single, names=("values", "ideal")):
+        result = cgcore.normalise(matrix, ideal_matrix, zero_ideal)
+    return _shape(result, both_single)
 
 
 def ncg(gains: Any, judged: Any, depth: Optional[int] = None, *, zero_ideal: float = 0.0,
@@ -217,13 +312,17 @@ def ncg(gains: Any, judged: Any, depth: Optional[int] = None, *, zero_ideal: flo
     array([1.  , 0.83, 0.89, 0.73, 0.62, 0.6 , 0.69, 0.76, 0.89, 0.84])
     """
     run, recall_base, single = _pair(gains, judged, mapping)
-    depth = _resolve_depth(depth, run)
+    depth = _resolve_depth(depth, run, "ncg", 4, recall_base)
+    zero_ideal = _check_zero_ideal(zero_ideal)
     if depth == 0:
         return _shape(np.zeros((len(run), 0)), single)
-    values = cgcore.cg_vectors(run.values, run.offsets, depth)
+    with _sums("ncg", "CG", single):
+        values = cgcore.cg_vectors(run.values, run.offsets, depth)
     ideal = cgcore.ideal_gain_vectors(recall_base.values, recall_base.offsets, depth)
-    ideal_cg = cgcore.cg_vectors(ideal.reshape(-1), _dense_offsets(ideal), depth)
-    return _shape(cgcore.normalise(values, ideal_cg, _check_zero_ideal(zero_ideal)), single)
+    with _sums("ncg", "CG", single, ideal=True):
+        ideal_cg = cgcore.cg_vectors(ideal.reshape(-1), _dense_offsets(ideal), depth)
+    with _sums("ncg", "CG", single):
+        return _shape(cgcore.normalise(values, ideal_cg, zero_ideal), single)
 
 
 def ndcg(gains: Any, judged: Any, depth: Optional[int] = None, *, discount: DiscountSpec = "tois",
@@ -231,14 +330,18 @@ def ndcg(gains: Any, judged: Any, depth: Optional[int] = None, *, discount: Disc
          ) -> np.ndarray:
     """Normalised DCG: norm-vect(DCG, DCG_I), the ideal built from ``judged``."""
     run, recall_base, single = _pair(gains, judged, mapping)
-    depth = _resolve_depth(depth, run)
+    depth = _resolve_depth(depth, run, "ndcg", 4, recall_base)
+    zero_ideal = _check_zero_ideal(zero_ideal)
     if depth == 0:
         return _shape(np.zeros((len(run), 0)), single)
     divisors = discount_divisors(discount, base, depth)
-    values = cgcore.dcg_vectors(run.values, run.offsets, divisors, depth)
+    with _sums("ndcg", "DCG", single):
+        values = cgcore.dcg_vectors(run.values, run.offsets, divisors, depth)
     ideal = cgcore.ideal_gain_vectors(recall_base.values, recall_base.offsets, depth)
-    ideal_dcg = cgcore.dcg_vectors(ideal.reshape(-1), _dense_offsets(ideal), divisors, depth)
-    return _shape(cgcore.normalise(values, ideal_dcg, _check_zero_ideal(zero_ideal)), single)
+    with _sums("ndcg", "DCG", single, ideal=True):
+        ideal_dcg = cgcore.dcg_vectors(ideal.reshape(-1), _dense_offsets(ideal), divisors, depth)
+    with _sums("ndcg", "DCG", single):
+        return _shape(cgcore.normalise(values, ideal_dcg, zero_ideal), single)
 
 
 def _dense_offsets(matrix: np.ndarray) -> np.ndarray:
@@ -251,12 +354,15 @@ def avg_vect(vectors: Any, *, ignore_nan: bool = False) -> np.ndarray:
     """avg-vect (eq. 3): the component-wise mean of a topics x ranks matrix.
 
     ``ignore_nan`` leaves NaN entries (topics with a zero ideal under
-    ``zero_ideal=nan``) out of each component's mean.
+    ``zero_ideal=nan``) out of each component's mean; without it a NaN entry makes
+    its component NaN. Infinite entries are refused; a sum over topics beyond
+    float64's range raises SumOverflowError.
     """
-    matrix, _ = _as_matrix(vectors, "vectors")
+    matrix, _ = _as_matrix(vectors, "vectors", nan=True)
     if matrix.shape[0] == 0:
         raise InputError("avg-vect needs at least one vector")
-    return cgcore.average_vector(matrix, bool(ignore_nan))
+    with _sums("avg_vect", "", False, names=("vectors", "vectors")):
+        return cgcore.average_vector(matrix, bool(ignore_nan))
 
 
 def avg_norm_vect(values: Any, ideal: Any, *, order: str = "normalise_then_average",
@@ -277,14 +383,18 @@ def avg_norm_vect(values: Any, ideal: Any, *, order: str = "normalise_then_avera
 def avg_pos(vectors: Any, k: int) -> Union[float, np.ndarray]:
     """avg-pos(V, k) (eq. 6): (1/k) * sum_{i=1..k} V[i], per topic.
 
+    NaN entries (``zero_ideal=nan``) make the topic's value NaN; infinite ones are
+    refused.
+
     >>> avg_pos([1.0, 0.5, 0.0, 0.5], 4)
     0.5
     """
-    matrix, single = _as_matrix(vectors, "vectors")
     k = _check_positive_int(k, "k")
+    matrix, single = _as_matrix(vectors, "vectors", nan=True, columns=k)
     if k > matrix.shape[1]:
         raise InputError(f"k = {k} exceeds the vectors' depth {matrix.shape[1]}")
-    result = cgcore.average_position(matrix, k)
+    with _sums("avg_pos", "", single, names=("vectors", "vectors")):
+        result = cgcore.average_position(matrix, k)
     return float(result[0]) if single else result
 
 
@@ -303,22 +413,29 @@ def _first_k(gains: Any, k: int) -> Any:
 
 def cg_at(gains: Any, k: int, *, mapping: Optional[GainSpec] = None) -> Union[float, np.ndarray]:
     """CG@k = CG[k], computed without building the vector."""
-    return dcg_at(gains, k, discount="none", mapping=mapping)
+    return _dcg_at(gains, k, "none", 2.0, mapping, "cg_at", "CG")
 
 
 def dcg_at(gains: Any, k: int, *, discount: DiscountSpec = "tois", base: float = 2.0,
            mapping: Optional[GainSpec] = None) -> Union[float, np.ndarray]:
     """DCG@k = DCG[k], computed without building the vector."""
+    return _dcg_at(gains, k, discount, base, mapping, "dcg_at", "DCG")
+
+
+def _dcg_at(gains: Any, k: Any, discount: DiscountSpec, base: float,
+            mapping: Optional[GainSpec], function: str, measure: str
+            ) -> Union[float, np.ndarray]:
     k = _check_positive_int(k, "k")
     batch, single = _prepare(_first_k(gains, k), mapping, "gains")
-    divisors = discount_divisors(discount, base, k)
-    return _scalar(cgcore.dcg_at(batch.values, batch.offsets, divisors, k), single)
+    divisors = _divisors_to(discount, base, k, _longest(batch))
+    with _sums(function, measure, single):
+        return _scalar(cgcore.dcg_at(batch.values, batch.offsets, divisors, k), single)
 
 
 def ncg_at(gains: Any, judged: Any, k: int, *, zero_ideal: float = 0.0,
            mapping: Optional[GainSpec] = None) -> Union[float, np.ndarray]:
     """nCG@k = CG[k] / CG_I[k]."""
-    return ndcg_at(gains, judged, k, discount="none", zero_ideal=zero_ideal, mapping=mapping)
+    return _ndcg_at(gains, judged, k, "none", 2.0, zero_ideal, mapping, "ncg_at", "CG")
 
 
 def ndcg_at(gains: Any, judged: Any, k: int, *, discount: DiscountSpec = "tois",
@@ -329,9 +446,17 @@ def ndcg_at(gains: Any, judged: Any, k: int, *, discount: DiscountSpec = "tois",
     >>> round(ndcg_at([2, 1, 2, 0], [0, 1, 2, 2], 4), 4)   # the slides' example
     0.9203
     """
+    return _ndcg_at(gains, judged, k, discount, base, zero_ideal, mapping, "ndcg_at", "DCG")
+
+
+def _ndcg_at(gains: Any, judged: Any, k: Any, discount: DiscountSpec, base: float,
+             zero_ideal: Any, mapping: Optional[GainSpec], function: str, measure: str
+             ) -> Union[float, np.ndarray]:
     k = _check_positive_int(k, "k")
     run, recall_base, single = _pair(_first_k(gains, k), judged, mapping)
-    divisors = discount_divisors(discount, base, k)
-    result = cgcore.ndcg_at(run.values, run.offsets, recall_base.values, recall_base.offsets,
-                            divisors, k, _check_zero_ideal(zero_ideal))
+    divisors = _divisors_to(discount, base, k, max(_longest(run), _longest(recall_base)))
+    zero_ideal = _check_zero_ideal(zero_ideal)
+    with _sums(function, measure, single):
+        result = cgcore.ndcg_at(run.values, run.offsets, recall_base.values,
+                                recall_base.offsets, divisors, k, zero_ideal)
     return _scalar(result, single)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from cumgain.exceptions import FormatError, InputError
+from cumgain.exceptions import FormatError, InputError, naming
 
 MISSING_ZSCORE = -1000000.0
 
@@ -32,7 +32,7 @@ def read_zscores(path: Any) -> dict:
     if not isinstance(path, (str, os.PathLike)):
         raise InputError(f"the z-scores file must be a path, got {type(path).__name__}")
     source = os.fsdecode(os.fspath(path))
-    with open(source, "rb") as stream:
+    with naming(source), open(source, "rb") as stream:
         data = stream.read()
     try:
         text = data.decode("utf-8")

@@ -8,13 +8,14 @@ aside; where both can read a file, both must give the same numbers.
 """
 import gzip
 import os
+import re
 import warnings
 
 import numpy as np
 import pytest
 
 from cumgain import TopicsWarning, evaluate
-from cumgain.exceptions import FormatError
+from cumgain.exceptions import FormatError, InputError
 from cumgain.native import read_ranked
 from cumgain.trec_io import DuplicatesDroppedWarning, read_qrels, read_run
 
@@ -314,3 +315,151 @@ def test_zscores_files(tmp_path, text, line, words):
         read_zscores(path)
     assert error.value.line_number == line and words in str(error.value)
     assert read_zscores(write(tmp_path / "ok", "1 map nan inf\n")) != {}
+
+
+# ------------------------------------------------------------------ numbers beyond their range
+
+@pytest.mark.parametrize("options, fragment", [
+    ({"depth": 2 ** 63}, "depth must be a positive integer (at most 2**53 - 1"),
+    ({"depth": 2 ** 53}, "depth must be a positive integer (at most 2**53 - 1"),
+    ({"threads": 2 ** 31}, "threads must be a positive integer (at most 1024), got 2147483648"),
+    ({"threads": 2 ** 63}, "threads must be a positive integer (at most 1024)"),
+    ({"collection_size": 2 ** 63}, "collection_size must be an integer >= 0 (at most 2**53"),
+    ({"relevance_level": 10 ** 400}, "relevance_level must be a finite number, got inf"),
+    ({"relevance_level": 1e400}, "relevance_level must be a finite number, got inf"),
+])
+def test_numeric_options_beyond_their_range_are_input_errors(tmp_path, options, fragment):
+    """depth=2**63 and threads=2**31 raised OverflowError from the C conversion (with
+    files), relevance_level=10**400 an OverflowError from float()."""
+    qrels_path, run_path = files(tmp_path)
+    with pytest.raises(InputError, match=re.escape(fragment)):
+        evaluate(qrels_path, run_path, MEASURES, **options)
+
+
+def test_the_largest_depth_is_no_cut(tmp_path):
+    qrels_path, run_path = files(tmp_path)
+    assert evaluate_quietly(qrels_path, run_path, depth=2 ** 53 - 1).means == \
+        evaluate_quietly(qrels_path, run_path).means
+
+
+GRADED = ["ndcg", "ndcg_cut.3", "dcg", "ideal_dcg", "ndcg_rel", "Rndcg", "G", "CG@3",
+          "DCG@3", "nCG@3", "nDCG@3", "avg_pos_nCG@3", "avg_pos_nDCG@3", "ndcg.1=3"]
+
+
+@pytest.mark.parametrize("measure", GRADED)
+@pytest.mark.parametrize("source", ["dict", "file"])
+def test_gains_whose_sum_overflows_are_an_error_naming_measure_and_topic(tmp_path, measure,
+                                                                         source):
+    """Judgments of 1e308 (finite, so accepted) made ndcg NaN, G NaN, ndcg_rel a silent 0
+    and dcg inf: every sum that leaves float64's range is a SumOverflowError naming the
+    measure and the topic."""
+    from cumgain.exceptions import SumOverflowError
+    qrels = "q1 0 d1 1\nq2 0 d1 1e308\nq2 0 d2 1e308\nq2 0 d3 1e308\n"
+    run = "q1 Q0 d1 1 0.9 t\nq2 Q0 d1 1 0.9 t\nq2 Q0 d2 2 0.8 t\nq2 Q0 d3 3 0.7 t\n"
+    if source == "file":
+        qrels, run = files(tmp_path, qrels, run)
+    else:
+        qrels = {"q1": {"d1": 1}, "q2": {"d1": 1e308, "d2": 1e308, "d3": 1e308}}
+        run = {"q1": {"d1": 0.9}, "q2": {"d1": 0.9, "d2": 0.8, "d3": 0.7}}
+    with pytest.raises(SumOverflowError, match=r"measure '[^']+', topic 'q2': ") as error:
+        evaluate(qrels, run, [measure])
+    assert error.value.topic == "q2"
+    assert "scale them down" in str(error.value)
+
+
+def test_a_mean_over_topics_that_overflows_is_an_error(tmp_path):
+    from cumgain.exceptions import SumOverflowError
+    qrels = {"q1": {"d1": 1e308}, "q2": {"d1": 1e308}}
+    run = {"q1": {"d1": 1.0}, "q2": {"d1": 1.0}}
+    with pytest.raises(SumOverflowError, match="measure 'dcg': the sum of its values over the "
+                                               "topics overflows float64"):
+        evaluate(qrels, run, ["dcg"])
+    assert evaluate(qrels, run, ["ndcg"]).means["ndcg"] == 1.0
+
+
+def test_gains_near_the_top_of_float64_that_sum_within_it_are_computed():
+    """No false alarm: 1e308 + 1e308 / log2(3) is finite (G, whose ideal cost sums the
+    gains undiscounted, 2e308, is not)."""
+    qrels = {"q1": {"d1": 1e308, "d2": 1e308}}
+    run = {"q1": {"d1": 0.9, "d2": 0.8}}
+    result = evaluate(qrels, run, ["dcg", "ndcg", "ndcg_rel"])
+    assert result.means["dcg"] == 1e308 + 1e308 / np.log2(3)
+    assert result.means["ndcg"] == result.means["ndcg_rel"] == 1.0
+
+
+def test_parameters_whose_formula_overflows_are_an_error(tmp_path):
+    from cumgain.exceptions import SumOverflowError
+    qrels_path, run_path = files(tmp_path)
+    with pytest.raises(SumOverflowError, match="measure 'utility_1e308,-1,0,0', topic 'q1'"):
+        evaluate_quietly(qrels_path, run_path, ["utility.1e308,-1,0,0"])
+
+
+def test_an_exponential_gain_beyond_float64_is_an_input_error(tmp_path):
+    """nDCG(dcg='exp-log2') on level 1100 raised OverflowError(34)."""
+    qrels_path, run_path = files(tmp_path, "q1 0 d1 1100\n", "q1 Q0 d1 1 0.9 t\n")
+    with pytest.raises(InputError, match="the gain of level 1100 is beyond float64"):
+        evaluate(qrels_path, run_path, ["nDCG(dcg='exp-log2')@10"])
+
+
+# ------------------------------------------------------------------ system errors name the file
+
+def _limited_file_size(limit):
+    """A child process whose files may grow to ``limit`` bytes (RLIMIT_FSIZE): a write
+    beyond fails with EFBIG, ``[Errno 27] File too large`` (Python ignores SIGXFSZ)."""
+    import resource
+
+    def set_limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return set_limit
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="RLIMIT_FSIZE needs a POSIX system")
+@pytest.mark.parametrize("code, what", [
+    ("import cumgain.datasets as d; d.demo_collection().write_trec({out!r})", "qrels.txt"),
+    ("import cumgain.stream as s; s.sort_run_by_topic({run!r}, {out!r} + '/sorted.txt')",
+     "sorted.txt"),
+])
+def test_a_failed_write_names_the_file(tmp_path, code, what):
+    """A write beyond the file size limit raised ``[Errno 27] File too large`` without
+    the path: a system error names the file it was writing."""
+    import subprocess
+    import sys
+    run_path = write(tmp_path / "run.txt", "".join(
+        f"q{t % 7} Q0 d{t} {t} {1 / (t + 1)} tag\n" for t in range(2000)))
+    out = tmp_path / "out"
+    out.mkdir()
+    result = subprocess.run(
+        [sys.executable, "-c", code.format(out=str(out), run=str(run_path))],
+        capture_output=True, text=True, preexec_fn=_limited_file_size(4096))
+    assert result.returncode != 0
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("OSError: [Errno 27] File too large: ")
+    assert last.endswith(what + "'")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="RLIMIT_FSIZE needs a POSIX system")
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+@pytest.mark.parametrize("arguments, to_file, where", [
+    (["demo", "--no-plot", "--data-dir", "{out}"], False, "{out}/qrels.txt: File too large"),
+    (["demo", "--no-plot"], True, "standard output: File too large"),
+    (["trec_eval", "-q", "-m", "all_trec", "{qrels}", "{run}"], True,
+     "standard output: File too large"),
+    (["evaluate", "{qrels}", "{run}", "-m", "P@1", "--per-topic"], True,
+     "standard output: File too large"),
+])
+def test_the_command_line_names_the_file_a_write_failed_on(tmp_path, arguments, to_file,
+                                                          where, unbuffered):
+    """A write beyond the file size limit printed ``[Errno 27] File too large``; under
+    ``python -u`` the output was cut at the limit with exit status 0."""
+    import subprocess
+    import sys
+    qrels_path, run_path = files(tmp_path / "in")
+    values = {"out": str(tmp_path / "out"), "qrels": str(qrels_path), "run": str(run_path)}
+    environment = dict(os.environ, PYTHONUNBUFFERED=unbuffered)
+    with open(tmp_path / "stdout.txt" if to_file else os.devnull, "wb") as stdout:
+        result = subprocess.run(
+            [sys.executable, "-m", "cumgain"] + [a.format(**values) for a in arguments],
+            stdout=stdout, stderr=subprocess.PIPE, text=True, env=environment,
+            preexec_fn=_limited_file_size(256))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].endswith(where.format(**values))

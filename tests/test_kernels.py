@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 
 import cgcore
 from cumgain import reference
@@ -15,6 +15,22 @@ gain_values = st.one_of(st.integers(-2, 4).map(float),  # many ties
                         st.floats(-5, 100, allow_nan=False, allow_infinity=False))
 topic_lists = st.lists(st.lists(gain_values, max_size=120), min_size=1, max_size=8)
 bases = st.one_of(st.sampled_from([2.0, 10.0, math.e]), st.floats(1.01, 50))
+
+
+def equal_or_ratio_overflow(compiled, twin):
+    """compiled() equals twin() bit for bit; or, where a finite (D)CG over a tiny ideal
+    > 0 leaves float64's range (100 / 5e-324: gains like 5e-324 are drawn), compiled()
+    raises SumOverflow and twin()'s value there is infinite. Returns the value, or None."""
+    with np.errstate(over="ignore"):       # the twin divides numpy scalars
+        expected = twin()
+    try:
+        result = compiled()
+    except cgcore.SumOverflow as overflow:
+        assert overflow.of == "ratio"
+        assert np.isinf(expected).any()
+        return None
+    np.testing.assert_array_equal(result, expected)
+    return result
 
 
 def flatten(lists):
@@ -58,8 +74,10 @@ def test_normalise_average_and_avg_pos(lists, depth, zero_ideal):
     cg = cgcore.cg_vectors(values, offsets, depth)
     ideal = cgcore.ideal_gain_vectors(values, offsets, depth)
     ideal_cg = cgcore.cg_vectors(ideal.reshape(-1), np.arange(len(lists) + 1) * depth, depth)
-    normalised = cgcore.normalise(cg, ideal_cg, zero_ideal)
-    np.testing.assert_array_equal(normalised, reference.normalise(cg, ideal_cg, zero_ideal))
+    normalised = equal_or_ratio_overflow(lambda: cgcore.normalise(cg, ideal_cg, zero_ideal),
+                                         lambda: reference.normalise(cg, ideal_cg, zero_ideal))
+    if normalised is None:
+        return
     for ignore_nan in (False, True):
         np.testing.assert_array_equal(cgcore.average_vector(normalised, ignore_nan),
                                       reference.average_vector(normalised, ignore_nan))
@@ -79,13 +97,15 @@ def test_scalars_at_k(run_lists, judged_lists, k, rule, base, zero_ideal):
                                   reference.dcg_at(values, offsets, divisors, k))
     np.testing.assert_array_equal(cgcore.ideal_dcg_at(judged, judged_offsets, divisors, k),
                                   reference.ideal_dcg_at(judged, judged_offsets, divisors, k))
-    np.testing.assert_array_equal(
-        cgcore.ndcg_at(values, offsets, judged, judged_offsets, divisors, k, zero_ideal),
-        reference.ndcg_at(values, offsets, judged, judged_offsets, divisors, k, zero_ideal))
+    equal_or_ratio_overflow(
+        lambda: cgcore.ndcg_at(values, offsets, judged, judged_offsets, divisors, k, zero_ideal),
+        lambda: reference.ndcg_at(values, offsets, judged, judged_offsets, divisors, k,
+                                  zero_ideal))
 
 
 @given(topic_lists, st.lists(st.one_of(st.integers(1, 80), st.integers(1, 130)), max_size=6),
        st.booleans(), st.sampled_from(RULES), bases, st.sampled_from([0.0, math.nan]))
+@example([[1.0], [5e-324]], [1], False, cgcore.DISCOUNT_NONE, 2.0, 0.0)  # 1 / 5e-324
 def test_ndcg_at_several_cutoffs_equals_one_at_a_time(lists, ks, whole, rule, base, zero_ideal):
     """Each column of ndcg_at_cutoffs is ndcg_at at its cut-off, bit for bit (the sums
     are the same, in the same order), for any cut-offs (repeated, unsorted, beyond every
@@ -96,16 +116,22 @@ def test_ndcg_at_several_cutoffs_equals_one_at_a_time(lists, ks, whole, rule, ba
     judged, judged_offsets = flatten(lists[::-1])
     cutoffs = np.array(ks, dtype=np.int64)
     divisors = cgcore.discount_divisors(rule, base, max(ks, default=1))
-    table = cgcore.ndcg_at_cutoffs(values, offsets, judged, judged_offsets, divisors, cutoffs,
-                                   zero_ideal)
+
+    def one_at_a_time(k):
+        return cgcore.ndcg_at(values, offsets, judged, judged_offsets, divisors, k, zero_ideal)
+    table = equal_or_ratio_overflow(
+        lambda: cgcore.ndcg_at_cutoffs(values, offsets, judged, judged_offsets, divisors,
+                                       cutoffs, zero_ideal),
+        lambda: reference.ndcg_at_cutoffs(values, offsets, judged, judged_offsets, divisors,
+                                          cutoffs, zero_ideal))
+    if table is None:       # an overflow at some cut-off: ndcg_at raises there too
+        with pytest.raises(cgcore.SumOverflow):
+            for k in ks:
+                one_at_a_time(k)
+        return
     assert table.shape == (len(lists), len(ks))
     for j, k in enumerate(ks):
-        np.testing.assert_array_equal(
-            table[:, j], cgcore.ndcg_at(values, offsets, judged, judged_offsets, divisors, k,
-                                        zero_ideal))
-    np.testing.assert_array_equal(
-        table, reference.ndcg_at_cutoffs(values, offsets, judged, judged_offsets, divisors,
-                                         cutoffs, zero_ideal))
+        np.testing.assert_array_equal(table[:, j], one_at_a_time(k))
 
 
 def test_ndcg_at_cutoffs_rejects_bad_cutoffs():
@@ -113,9 +139,33 @@ def test_ndcg_at_cutoffs_rejects_bad_cutoffs():
     with pytest.raises(ValueError, match="every k must be >= 1"):
         cgcore.ndcg_at_cutoffs(values, offsets, values, offsets, np.ones(3),
                                np.array([2, 0], dtype=np.int64), 0.0)
+    long_values, long_offsets = flatten([[1.0] * 6])
     with pytest.raises(ValueError, match="fewer than depth 5"):
-        cgcore.ndcg_at_cutoffs(values, offsets, values, offsets, np.ones(3),
-                               np.array([5], dtype=np.int64), 0.0)
+        cgcore.ndcg_at_cutoffs(long_values, long_offsets, long_values, long_offsets,
+                               np.ones(3), np.array([5], dtype=np.int64), 0.0)
+
+
+def test_scalars_at_k_need_divisors_for_the_ranks_summed_only():
+    """A cut-off beyond the lists reads no divisor past the longest list: 2 divisors
+    serve k = 10**12 over lists of 2, with the values of k = 2."""
+    values, offsets = flatten([[3.0, 1.0], [2.0]])
+    judged, judged_offsets = flatten([[1.0, 3.0], [2.0, 2.0]])
+    divisors = np.array([1.0, 2.0])
+    huge = 10 ** 12
+    np.testing.assert_array_equal(cgcore.dcg_at(values, offsets, divisors, huge),
+                                  cgcore.dcg_at(values, offsets, divisors, 2))
+    np.testing.assert_array_equal(cgcore.ideal_dcg_at(judged, judged_offsets, divisors, huge),
+                                  cgcore.ideal_dcg_at(judged, judged_offsets, divisors, 2))
+    np.testing.assert_array_equal(
+        cgcore.ndcg_at(values, offsets, judged, judged_offsets, divisors, huge, 0.0),
+        cgcore.ndcg_at(values, offsets, judged, judged_offsets, divisors, 2, 0.0))
+    np.testing.assert_array_equal(
+        cgcore.ndcg_at_cutoffs(values, offsets, judged, judged_offsets, divisors,
+                               np.array([1, huge], dtype=np.int64), 0.0),
+        cgcore.ndcg_at_cutoffs(values, offsets, judged, judged_offsets, divisors,
+                               np.array([1, 2], dtype=np.int64), 0.0))
+    with pytest.raises(ValueError, match="fewer than depth 2"):
+        cgcore.dcg_at(values, offsets, divisors[:1], huge)
 
 
 # Whole gains below 16 are counted (_gains.h), anything else sorted: lists that are whole

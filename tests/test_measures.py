@@ -347,3 +347,85 @@ def test_relevance_level_below_zero_is_refused():
         parse_measure("P(rel=-1)@5")
     assert evaluate({"q": {"a": 0, "b": -1}}, {"q": {"a": 1.0, "x": 2.0}}, ["map"],
                     relevance_level=0).values["map"].tolist() == [1 / 2]
+
+
+# ---------------------------------------------------------------- numbers in measure names
+# (README, "Measures" and "Bad input": a cut-off is a whole number up to 2**53 - 1, read
+# as trec_eval's atol reads it where that is what is written, and an error where atol
+# would silently read something else)
+
+@pytest.mark.parametrize("spelling, fragment", [
+    ("ndcg_cut.10000000000000000000", "cut-off '10000000000000000000' is beyond the largest"),
+    ("recall.99999999999999999999999", "is beyond the largest, 2**53 - 1 = 9007199254740991"),
+    ("P." + "9" * 5000, "measure 'P.9999999999'... (5002 characters): cut-off '999999999999'"
+                        "... (5000 characters) is beyond the largest"),
+    ("P_9007199254740992", "is beyond the largest"),
+    ("map_cut.5," + "1" * 30, "is beyond the largest"),
+    ("nDCG@10000000000000000000", "is beyond the largest"),
+    ("nDCG@" + "9" * 5000, "(5000 characters) is beyond the largest"),
+    ("P.1e3", "cut-off '1e3' is written with an exponent, which trec_eval's atol reads as 1; "
+              "write the whole number (1000)"),
+    ("P.1E3", "written with an exponent"),
+    ("ndcg_cut.5,2.5e1", "cut-off '2.5e1' is written with an exponent, which trec_eval's atol "
+                         "reads as 2; write the whole number (25)"),
+    ("nDCG@1e3", "cut-off '1e3' is written with an exponent"),
+    ("P(rel=2)@1e2", "cut-off '1e2' is written with an exponent"),
+    ("P.5x", "cut-off '5x' is not a whole number"),
+    ("iprec_at_recall.1e7", "cut-offs must be finite numbers from 0 to 1e+06"),
+    ("Rprec_mult.2000000", "cut-offs must be finite numbers from 0 to 1e+06"),
+    ("11pt_avg.1e7", "11pt_avg takes recall levels from 0 to 1e+06"),
+    ("ndcg." + "9" * 5000 + "=3", "(5000 characters) is beyond float64's range"),
+    ("ndcg.1" + "0" * 400 + "=3", "is beyond float64's range"),
+    ("ndcg.1=1e400", "'1=1e400': the value must be finite"),
+    ("G.1=-1e999", "the value must be finite"),
+    ("P(rel=1" + "0" * 400 + ")@5", "rel must be a number >= 0"),
+    ("nDCG(base=1" + "0" * 400 + ")@5", "base must be a number > 1"),
+    ("SetF(beta=1" + "0" * 400 + ")", "beta must be a number >= 0"),
+])
+def test_numbers_in_measure_names_are_refused_with_a_reason(spelling, fragment):
+    """Each of these raised OverflowError (cut-offs beyond C's long, levels beyond
+    float64), Python's digit-limit ValueError (5,000 digits), a plain ValueError from a
+    kernel (fractional cut-offs over 1e6), or was read silently as something else
+    (P.1e3 computed P_1, as trec_eval's atol reads it)."""
+    with pytest.raises(InputError, match=re.escape(fragment)):
+        parse_measure(spelling)
+
+
+@pytest.mark.parametrize("spelling, name, cutoff", [
+    ("P.23.4", "P_23", 23),                 # trec_eval's atol: the fraction is dropped
+    ("P.05", "P_5", 5),
+    ("P.+5", "P_5", 5),
+    ("P.0000000000000000000000000005", "P_5", 5),
+    ("P.9007199254740991", "P_9007199254740991", 2 ** 53 - 1),
+    ("nDCG@9007199254740991", "nDCG@9007199254740991", 2 ** 53 - 1),
+])
+def test_whole_cut_offs_read_as_trec_eval_reads_them(spelling, name, cutoff):
+    (measure,) = parse_measure(spelling)
+    assert (measure.name, measure.cutoff) == (name, cutoff)
+
+
+def test_fractional_cut_offs_keep_atofs_exponents():
+    """atof reads exponents, so trec_eval and cumgain agree on them."""
+    assert parse_measure("iprec_at_recall.1e-1")[0].name == "iprec_at_recall_0.10"
+
+
+def test_a_cut_off_beyond_every_list_costs_no_memory_and_equals_the_full_depth():
+    """ndcg_cut.k, nDCG@k, CG@k and nCG@k built arrays of k divisors (10**8: 800 MB); the
+    value at k beyond every list is the value at the full depth, bit for bit."""
+    import tracemalloc
+    qrels = {"q1": {"a": 2, "b": 0, "c": 1, "d": 3}, "q2": {"a": 1}}
+    run = {"q1": {"a": 0.9, "b": 0.8, "c": 0.1}, "q2": {"a": 0.5, "z": 0.2}}
+    huge = ["ndcg_cut_100000000", "nDCG@100000000", "CG@100000000", "nCG@100000000",
+            "DCG(discount=tois,base=10)@100000000", "P_100000000", "map_cut_100000000"]
+    full = ["ndcg", "nDCG@4", "CG@4", "nCG@4", "DCG(discount=tois,base=10)@4", "map"]
+    expected = evaluate(qrels, run, full, warn=False)
+    tracemalloc.start()
+    try:
+        result = evaluate(qrels, run, huge, warn=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20
+    for at_huge, at_full in zip(huge[:5] + huge[6:], full):
+        np.testing.assert_array_equal(result.values[at_huge], expected.values[at_full])
+    np.testing.assert_array_equal(result.values["P_100000000"], [2 / 10 ** 8, 1 / 10 ** 8])

@@ -1,5 +1,6 @@
 """The public vector API: input forms, gain mappings, averaging orders, input checks."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -210,3 +211,214 @@ def test_input_errors_are_value_errors():
     assert issubclass(InputError, ValueError)
     with pytest.raises(ValueError):
         cumgain.dcg(G, base=1)
+
+
+# ---------------------------------------------------------------- numeric limits
+# (README, "Reliability": k and depth up to 2**53 - 1, memory for min(k, the list) at a
+# cut-off, vector requests beyond the memory available refused, sums that overflow
+# float64 refused naming the list and the rank)
+
+HUGE = [2 ** 53, 2 ** 63, 2 ** 64, 10 ** 400]
+
+
+@pytest.mark.parametrize("k", HUGE)
+@pytest.mark.parametrize("function", [
+    lambda k: cumgain.ndcg_at([1, 2], [2, 1], k),
+    lambda k: cumgain.ncg_at([1, 2], [2, 1], k),
+    lambda k: cumgain.dcg_at([1, 2], k),
+    lambda k: cumgain.cg_at([1, 2], k),
+    lambda k: cumgain.avg_pos([1.0, 2.0], k),
+])
+def test_a_k_beyond_the_largest_is_an_input_error(function, k):
+    """Not an OverflowError from the conversion to C (k = 2**63 raised one)."""
+    with pytest.raises(InputError, match=r"k must be a positive integer \(at most 2\*\*53 - 1"):
+        function(k)
+
+
+@pytest.mark.parametrize("depth", HUGE)
+@pytest.mark.parametrize("function", [
+    lambda depth: cumgain.cg([1, 2], depth),
+    lambda depth: cumgain.dcg([1, 2], depth),
+    lambda depth: cumgain.ideal_gains([1, 2], depth),
+    lambda depth: cumgain.ncg([1, 2], [2, 1], depth),
+    lambda depth: cumgain.ndcg([1, 2], [2, 1], depth),
+    lambda depth: cumgain.discount_divisors("tois", depth=depth),
+])
+def test_a_depth_beyond_the_largest_is_an_input_error(function, depth):
+    with pytest.raises(InputError, match=r"depth must be a positive integer \(at most 2\*\*53"):
+        function(depth)
+
+
+@pytest.mark.parametrize("discount", ["tois", "note", "trec_eval", "none", "rank"])
+def test_a_scalar_at_a_huge_k_is_the_value_at_the_list_end_in_little_memory(discount):
+    """ndcg_at(..., 10**8) built 10**8 divisors (790 MB, 2.4 s): the ranks past the
+    lists are never summed, so the value is bit for bit the one at the longest list's
+    length (the vector's last entry), and the memory is that of the lists."""
+    import tracemalloc
+    runs, judged = [G, [1, 2]], [I, [2, 1]]
+    longest = max(map(len, runs + judged))
+    expected_ndcg = cumgain.ndcg(runs, judged, longest, discount=discount)[:, -1]
+    expected_dcg = cumgain.dcg(runs, longest, discount=discount)[:, -1]
+    tracemalloc.start()
+    try:
+        ndcg = cumgain.ndcg_at(runs, judged, 10 ** 8, discount=discount)
+        dcg = cumgain.dcg_at(runs, 2 ** 53 - 1, discount=discount)
+        ncg = cumgain.ncg_at(runs, judged, 10 ** 8)
+        cg = cumgain.cg_at(runs, 10 ** 8)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+    np.testing.assert_array_equal(ndcg, expected_ndcg)
+    np.testing.assert_array_equal(dcg, expected_dcg)
+    np.testing.assert_array_equal(ncg, cumgain.ncg(runs, judged, longest)[:, -1])
+    np.testing.assert_array_equal(cg, [sum(G), 3.0])
+
+
+def test_a_discount_array_still_needs_k_divisors():
+    with pytest.raises(InputError, match="fewer than depth 5"):
+        cumgain.dcg_at([1, 2], 5, discount=[1.0, 2.0, 3.0])
+    assert cumgain.dcg_at([1, 2], 3, discount=[1.0, 2.0, 3.0]) == 1 + 2 / 2
+
+
+@pytest.fixture
+def one_gib_available(monkeypatch):
+    """The memory available, as the vector API reads it, is 1 GiB."""
+    import cumgain.limits
+    monkeypatch.setattr(cumgain.limits, "available_memory", lambda: 1 << 30)
+
+
+@pytest.mark.parametrize("call, size", [
+    (lambda: cumgain.ndcg([1, 2], [2, 1], depth=2 ** 31), "64.0 GiB"),  # 4 x 2**31 x 8
+    (lambda: cumgain.ncg([[1], [2]], [[1], [2]], depth=2 ** 40), "64.0 TiB"),
+    (lambda: cumgain.cg([[1, 2]] * 16, depth=2 ** 31), "256.0 GiB"),
+    (lambda: cumgain.dcg([1, 2], depth=2 ** 28), "2.0 GiB"),
+    (lambda: cumgain.ideal_gains([1, 2], depth=2 ** 40), "8.0 TiB"),
+    (lambda: cumgain.discount_divisors("trec_eval", depth=2 ** 28), "2.0 GiB"),
+])
+def test_a_vector_request_beyond_the_memory_available_is_refused_up_front(
+        one_gib_available, call, size):
+    """ndcg(depth=2**31) was killed by the out-of-memory killer (24 GB): the request is
+    refused before any allocation, with its size and the memory available."""
+    with pytest.raises(InputError, match=f"needs {re.escape(size)}, more than the 1.0 GiB"):
+        call()
+
+
+def test_the_default_depth_is_checked_too(one_gib_available):
+    """depth=None is the longest list: 2**17 rows padded to one list of 2**11 need
+    4 x 2 GiB for ndcg."""
+    batch = Ragged(np.ones(2 ** 11), np.array([0] + [2 ** 11] * 2 ** 17, dtype=np.int64))
+    with pytest.raises(InputError, match=re.escape("ndcg to depth 2048 over 131072 topics (4 "
+                                                   "matrices of 131072 x 2048 float64) needs "
+                                                   "8.0 GiB")):
+        cumgain.ndcg(batch, batch)
+
+
+def test_a_vector_request_within_the_memory_available_is_computed(one_gib_available):
+    assert cumgain.cg([1, 2], depth=2 ** 20)[-1] == 3.0       # 8 MiB
+
+
+@pytest.mark.parametrize("call, rank, topic, what", [
+    (lambda: cumgain.cg([1e308, 1e308]), 2, None, "the CG of gains"),
+    (lambda: cumgain.dcg([[1.0], [1e308, 1e308]]), 2, 1, "the DCG of gains[1]"),
+    (lambda: cumgain.ndcg([1e308, 1e308], [1e308, 1e308]), 2, None, "the DCG of gains"),
+    (lambda: cumgain.ndcg([1.0], [1e308, 1e308, 1e308], 3, discount="trec_eval"), 3, None,
+     "the ideal DCG of judged"),
+    (lambda: cumgain.ncg([[1.0], [1.0]], [[1.0], [1e308, 1e308]], 2), 2, 1,
+     "the ideal CG of judged[1]"),
+    (lambda: cumgain.ndcg_at([1e308, 1e308], [1e308, 1e308], 2), 2, None, "the DCG of gains"),
+    (lambda: cumgain.ndcg_at([[1.0], [1.0]], [[1.0], [1e308] * 3], 10 ** 8), 2, 1,
+     "the ideal DCG of judged[1]"),
+    (lambda: cumgain.dcg_at([1e308, -1e308, 1e308, 1e308], 4, discount="none"), 4, None,
+     "the DCG of gains"),
+    (lambda: cumgain.cg_at([[1.0], [1e308, 1e308]], 5), 2, 1, "the CG of gains[1]"),
+    (lambda: cumgain.ncg_at([1e308, 1e308], [1.0], 2), 2, None, "the CG of gains"),
+    (lambda: cumgain.ndcg_at([1e300], [1e-10], 1), 1, None, "DCG / ideal DCG of gains"),
+    (lambda: cumgain.norm_vect([[1.0, 1e300]], [[1.0, 1e-10]]), 2, 0, "V / ideal V"),
+    (lambda: cumgain.avg_vect([[1.0, 1e308], [1.0, 1e308]]), 2, None, "sum over topics"),
+    (lambda: cumgain.avg_pos([[1.0, 1.0], [1e308, 1e308]], 2), 2, 1, "the sum of vectors[1]"),
+    (lambda: cumgain.dcg([1e308, 1e308], discount=[1.0, 0.5]), 2, None, "the DCG of gains"),
+])
+def test_a_sum_that_overflows_float64_is_an_error_naming_the_list_and_rank(call, rank,
+                                                                           topic, what):
+    """ndcg([1e308, 1e308], [1e308, 1e308]) returned [1, nan]: inf / inf. Every sum of
+    finite gains that leaves float64's range (run, ideal, V / I, over topics, over
+    ranks) is a SumOverflowError (an InputError) naming where, never inf or NaN."""
+    from cumgain.exceptions import SumOverflowError
+    with pytest.raises(SumOverflowError, match=f"{re.escape(what)}.* at rank {rank}|"
+                                                f"{re.escape(what)} to rank {rank}") as error:
+        call()
+    assert isinstance(error.value, InputError)
+    assert (error.value.rank, error.value.topic) == (rank, topic)
+
+
+def test_sums_just_inside_float64_are_computed():
+    """No false alarm: 1e308 + 7e307 is finite, and so is every value built from it."""
+    gains = [1e308, 7e307]
+    assert cumgain.cg(gains).tolist() == [1e308, 1e308 + 7e307]
+    assert cumgain.ndcg(gains, gains).tolist() == [1.0, 1.0]
+    assert cumgain.ndcg_at(gains, gains, 10 ** 6) == 1.0
+    assert cumgain.avg_vect([[1e308], [7e307]]).tolist() == [(1e308 + 7e307) / 2]
+
+
+def test_norm_vect_refuses_a_nan_or_infinite_ideal_or_value():
+    """norm_vect turned a NaN ideal into 0 silently."""
+    for values, ideal, where in [([1.0, 2.0], [1.0, math.nan], "ideal[1] is nan"),
+                                 ([1.0], [math.inf], "ideal[0] is inf"),
+                                 ([[1.0], [math.nan]], [[1.0], [1.0]], "values[1, 0] is nan")]:
+        with pytest.raises(InputError, match=re.escape(where)):
+            cumgain.norm_vect(values, ideal)
+
+
+def test_averages_keep_nan_marks_and_refuse_infinite_entries():
+    """NaN marks a topic with a zero ideal (zero_ideal=nan); infinity is no value."""
+    marked = cumgain.ndcg([[1.0], [1.0]], [[1.0], [0.0]], zero_ideal=math.nan)
+    assert cumgain.avg_vect(marked, ignore_nan=True).tolist() == [1.0]
+    assert math.isnan(cumgain.avg_pos(marked, 1)[1])
+    with pytest.raises(InputError, match=re.escape("vectors[1, 0] is inf")):
+        cumgain.avg_vect([[1.0], [math.inf]])
+    with pytest.raises(InputError, match=re.escape("vectors[0] is -inf")):
+        cumgain.avg_pos([-math.inf, 1.0], 2)
+
+
+@pytest.mark.parametrize("levels, mapping, fragment", [
+    ([1e300], "exponential", "the gain of level 1e+300 is beyond float64"),
+    ([3, 1100], "exponential", "the gain of level 1100 is beyond float64"),
+    ([3], lambda level: 10 ** 400, "gave inf for level 3"),
+    ([1], {1: 10 ** 400}, "entry 1: the gain is beyond float64"),
+])
+def test_a_gain_beyond_float64_is_an_input_error(levels, mapping, fragment):
+    """map_gains([1e300], "exponential") raised OverflowError(34)."""
+    with pytest.raises(InputError, match=re.escape(fragment)):
+        cumgain.map_gains(levels, mapping)
+
+
+def test_the_largest_exponential_gain_is_computed():
+    assert cumgain.map_gains([1023], "exponential").tolist() == [2.0 ** 1023 - 1]
+
+
+@pytest.mark.parametrize("offsets, fragment", [
+    (np.array([0, 2 ** 63 - 1, 2], dtype=np.uint64), "non-decreasing"),
+    (np.array([0, 2 ** 63 + 1], dtype=np.uint64), "offsets[1] = 9223372036854775809 runs past"),
+    (np.array([0, 100, -100], dtype=np.int8), "non-decreasing"),
+])
+def test_ragged_offsets_of_any_integer_type_are_checked_as_int64(offsets, fragment):
+    """Unsigned or narrow offsets wrapped around in the check, and the kernel's own
+    check raised a plain ValueError."""
+    with pytest.raises(InputError, match=re.escape(fragment)):
+        cumgain.cg(Ragged(np.ones(2), offsets))
+
+
+def test_ragged_offsets_of_a_small_integer_type_are_read():
+    batch = Ragged(np.array([1.0, 2.0, 3.0]), np.array([0, 1, 3], dtype=np.uint8))
+    assert cumgain.cg(batch).tolist() == [[1, 1], [2, 5]]
+
+
+@pytest.mark.parametrize("call", [
+    lambda: cumgain.dcg(G, base=10 ** 400),
+    lambda: cumgain.ndcg(G, I, zero_ideal=10 ** 400),
+    lambda: cumgain.ndcg_at(G, I, 3, zero_ideal=-10 ** 400),
+])
+def test_real_arguments_beyond_float64_are_input_errors(call):
+    with pytest.raises(InputError, match="must be"):
+        call()

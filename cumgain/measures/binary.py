@@ -255,8 +255,9 @@ def _utility(measures: list, batch: Batch) -> list:
     for measure in measures:
         a, b, c, d = values_of(measure, FAMILIES_HERE["utility"])
         found, retrieved, relevant = _set_counts(batch, measure)
-        columns.append(a * found + b * (retrieved - found) + c * (relevant - found)
-                       + d * (size + found - retrieved - relevant))
+        with np.errstate(over="ignore", invalid="ignore"):  # huge coefficients: refused
+            columns.append(a * found + b * (retrieved - found) + c * (relevant - found)
+                           + d * (size + found - retrieved - relevant))
     return columns
 
 
@@ -272,6 +273,14 @@ def _check_set_f(measure, spelling: str) -> None:
     values = measure.param("values")
     if len(values) < 1 or values[0] < 0:
         raise InputError(f"measure {spelling!r}: set_F takes beta >= 0, like set_F.0.5")
+
+
+def _check_eleven_points(measure, spelling: str) -> None:
+    from cumgain.exceptions import InputError
+    from cumgain.measures.parse import MAX_FRACTION
+    if any(not 0 <= x <= MAX_FRACTION for x in measure.param("values")):
+        raise InputError(f"measure {spelling!r}: 11pt_avg takes recall levels from 0 to "
+                         f"{MAX_FRACTION:g}, like 11pt_avg.0.25,0.5")
 
 
 def _binary_gain(measures: list, batch: Batch) -> list:
@@ -369,4 +378,5 @@ register(*FAMILIES_HERE.values())
 
 from cumgain.measures.parse import PARAMETER_CHECKS  # noqa: E402 - after the families
 
-PARAMETER_CHECKS.update({"utility": _check_utility, "set_F": _check_set_f})
+PARAMETER_CHECKS.update({"utility": _check_utility, "set_F": _check_set_f,
+                         "11pt_avg": _check_eleven_points})

@@ -24,8 +24,15 @@ from cumgain.vectors import discount_divisors, ncg, ndcg
 DEFAULT_P = 0.9     # trec_eval's rbp
 
 
-def _divisors(measure, k: int) -> np.ndarray:
-    return discount_divisors(measure.discount, measure.base, k)
+def _divisors(measure, batch: Batch, k: int) -> np.ndarray:
+    """The divisors a sum to cut-off k needs: for the ranks it can reach, min(k, the
+    evaluation's full depth) (bit for bit the first of the divisors to k; a cut-off of
+    10**8 needs no array of 10**8)."""
+    return discount_divisors(measure.discount, measure.base, _reach(batch, measure, k))
+
+
+def _reach(batch: Batch, measure, k: int) -> int:
+    return min(k, batch.full_depth(measure))
 
 
 def _cutoff(batch: Batch, measure) -> int:
@@ -49,7 +56,7 @@ def _ndcg(measures: list, batch: Batch) -> list:
         ranked = batch.ranked(first)
         table = cgcore.ndcg_at_cutoffs(
             batch.gains(first), ranked.offsets, batch.judged_gains(first),
-            ranked.qrels_offsets, _divisors(first, max(cutoffs)),
+            ranked.qrels_offsets, _divisors(first, batch, max(cutoffs)),
             np.array(cutoffs, dtype=np.int64), 0.0)
         for measure in group:
             out[measure.name] = np.ascontiguousarray(
@@ -62,7 +69,8 @@ def _dcg(measures: list, batch: Batch) -> list:
     columns = []
     for measure in measures:
         k = _cutoff(batch, measure)
-        divisors = np.ones(k) if measure.family == "CG" else _divisors(measure, k)
+        divisors = np.ones(_reach(batch, measure, k)) if measure.family == "CG" \
+            else _divisors(measure, batch, k)
         columns.append(cgcore.dcg_at(batch.gains(measure), batch.ranked(measure).offsets,
                                      divisors, k))
     return columns
@@ -74,7 +82,7 @@ def _ideal_dcg(measures: list, batch: Batch) -> list:
         k = _cutoff(batch, measure)
         columns.append(cgcore.ideal_dcg_at(batch.judged_gains(measure),
                                            batch.ranked(measure).qrels_offsets,
-                                           _divisors(measure, k), k))
+                                           _divisors(measure, batch, k), k))
     return columns
 
 
@@ -85,7 +93,7 @@ def _ncg(measures: list, batch: Batch) -> list:
         ranked = batch.ranked(measure)
         columns.append(cgcore.ndcg_at(batch.gains(measure), ranked.offsets,
                                       batch.judged_gains(measure), ranked.qrels_offsets,
-                                      np.ones(k), k, 0.0))
+                                      np.ones(_reach(batch, measure, k)), k, 0.0))
     return columns
 
 

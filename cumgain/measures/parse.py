@@ -5,7 +5,11 @@
   ``iprec_at_recall_0.10``, ``utility.1,-1,0,0``, ``ndcg.1=3,2=9`` (reported as
   ``ndcg_1=3,2=9``, and that name is read back too). Parameters are read as trec_eval
   reads them (``meas_init.c``): cut-offs with atol (``23.4`` is 23), sorted, positive and
-  distinct. Output names are trec_eval's.
+  distinct; where atol would silently read something else than what is written, the
+  cut-off is an error instead: an exponent (``P.1e3``, which atol reads as 1), other
+  text after the digits (``P.5x``), a cut-off beyond 2**53 - 1. Fractional cut-offs
+  (recall levels, multiples of R) are read with atof, exponents included, up to 1e6.
+  Output names are trec_eval's.
 * ir_measures: ``Name(param=value, ...)@k`` or ``Name@k(param=value, ...)``, e.g.
   ``nDCG@10``, ``P(rel=2)@5``, ``AP``, ``RR@10``, ``IPrec@0.5``, ``SetP(relative=True)``,
   ``NumRet(rel=1)``; a family takes only the parameters it declares. Output names are
@@ -21,9 +25,11 @@ import threading
 from typing import Any, Callable, Iterable, Optional, Union
 
 from cumgain.exceptions import InputError
+from cumgain.limits import MAX_RANK
 from cumgain.measures.base import FAMILIES, Family, Measure
 
 DISCOUNT_NAMES = ("tois", "note", "trec_eval", "none", "rank")
+MAX_FRACTION = 1e6      # the largest fractional cut-off (recall level, multiple of R)
 
 
 # ---------------------------------------------------------------- trec_eval's syntax
@@ -57,9 +63,39 @@ def _numbers(text: str, read: Callable, spelling: str, what: str) -> list:
     return values
 
 
+_WHOLE = re.compile(r"([+-]?)(\d+)(\.\d*)?")
+_EXPONENT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+")
+
+
+def whole_cutoff(text: str, spelling: str) -> int:
+    """One whole-number cut-off as trec_eval's atol reads it (``23.4`` is 23, ``05`` is
+    5), where that is what is written; an InputError where atol would read something
+    else without a word: an exponent (``1e3``, which atol reads as 1), other text after
+    the digits (``5x``), no digits, or a number beyond MAX_RANK (atol overflows)."""
+    match = _WHOLE.fullmatch(text)
+    if match is None:
+        if _EXPONENT.fullmatch(text):
+            value = float(text)
+            meant = f" ({int(value)})" if value.is_integer() and 0 < value <= MAX_RANK else ""
+            raise InputError(
+                f"measure {spelling!r}: cut-off {text!r} is written with an exponent, which "
+                f"trec_eval's atol reads as {atol(text) or 0}; write the whole number{meant}")
+        raise InputError(f"measure {spelling!r}: cut-off {text!r} is not a whole number")
+    digits = match.group(2).lstrip("0") or "0"
+    if len(digits) > len(str(MAX_RANK)) or int(digits) > MAX_RANK:
+        raise InputError(f"measure {spelling!r}: cut-off {_shorten(text)} is beyond the "
+                         f"largest, 2**53 - 1 = {MAX_RANK}")
+    return -int(digits) if match.group(1) == "-" else int(digits)
+
+
+def _shorten(text: str) -> str:
+    return repr(text) if len(text) <= 30 else f"{text[:12]!r}... ({len(text)} characters)"
+
+
 def _cutoffs(family: Family, text: str, spelling: str) -> list:
-    """Whole-number cut-offs as trec_eval reads them: atol, sorted, > 0, distinct."""
-    cutoffs = sorted(_numbers(text, atol, spelling, "a whole number"))
+    """Whole-number cut-offs as trec_eval reads them (whole_cutoff), sorted, > 0,
+    distinct."""
+    cutoffs = sorted(whole_cutoff(part, spelling) for part in text.split(","))
     if cutoffs[0] <= 0:
         raise InputError(f"measure {spelling!r}: cut-offs must be positive integers")
     if len(set(cutoffs)) != len(cutoffs):
@@ -72,8 +108,9 @@ def _float_cutoffs(family: Family, text: str, spelling: str) -> list:
     points = sorted(_numbers(text, atof, spelling, "a number"))
     if len(set(points)) != len(points):
         raise InputError(f"measure {spelling!r}: duplicate cut-offs")
-    if any(not math.isfinite(x) or x < 0 for x in points):
-        raise InputError(f"measure {spelling!r}: cut-offs must be finite and >= 0")
+    if any(not math.isfinite(x) or not 0 <= x <= MAX_FRACTION for x in points):
+        raise InputError(f"measure {spelling!r}: cut-offs must be finite numbers from 0 "
+                         f"to {MAX_FRACTION:g}")
     return [Measure(trec_float_name(family.name, x), family.name, params=(("at", x),))
             for x in points]
 
@@ -97,10 +134,17 @@ def _pairs(family: Family, text: str, spelling: str) -> list:
         key, equals, raw = part.partition("=")
         value = atof(raw) if equals and raw else None
         if not equals or not key or value is None or atof(raw) is None:
-            raise InputError(f"measure {spelling!r}: malformed pair parameter {part!r}; "
+            raise InputError(f"measure {spelling!r}: malformed pair parameter {_shorten(part)}; "
                              f"write them like {family.name}.1=3,2=9")
+        if not math.isfinite(value):
+            raise InputError(f"measure {spelling!r}: {_shorten(part)}: the value must be "
+                             "finite (below about 1.8e308)")
         if re.fullmatch(r"[+-]?\d+", key):
-            gains.append((float(int(key)), value))
+            level = float(key)          # not int(key): no digit limit, and 1e400 is inf
+            if not math.isfinite(level):
+                raise InputError(f"measure {spelling!r}: relevance level {_shorten(key)} is "
+                                 "beyond float64's range")
+            gains.append((level, value))
         else:
             others.append((key, value))
     allowed = PAIR_NAMES.get(family.name, ())
@@ -227,8 +271,13 @@ def _literal(raw: str) -> Any:
 
 
 def _number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) \
-        and math.isfinite(value)
+    """A finite int or float (an int beyond float64's range is not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _read_rel(value: Any, spelling: str) -> dict:
@@ -385,9 +434,13 @@ def _parse_ir(spelling: str) -> Optional[Measure]:
     elif at is not None:
         if family.at == "none":
             raise InputError(f"measure {spelling!r}: {name} takes no cut-off")
-        if not re.fullmatch(r"\d+", at) or int(at) < 1:
+        if _EXPONENT.fullmatch(at):
+            whole_cutoff(at, spelling)      # the exponent's message
+        if not re.fullmatch(r"\d+", at):
             raise InputError(f"measure {spelling!r}: the cut-off must be a whole number >= 1")
-        cutoff = int(at)
+        cutoff = whole_cutoff(at, spelling)
+        if cutoff < 1:
+            raise InputError(f"measure {spelling!r}: the cut-off must be a whole number >= 1")
     elif family.at == "cutoff_required":
         raise InputError(f"measure {spelling!r}: {name} needs a cut-off, like {name}@10")
     target = family.redirect(options, cutoff) if family.redirect else family.name
@@ -488,12 +541,18 @@ def parse_measure(spelling: Union[str, Measure]) -> list:
     compact = re.sub(r"\s+", "", spelling)
     if not compact:
         raise InputError("empty measure name")
-    measures = _parse_trec(compact)
-    if measures is not None:
-        return measures
-    measure = _parse_ir(compact)
-    if measure is None:
-        measure = _parse_ranx(compact)
+    try:
+        measures = _parse_trec(compact)
+        if measures is not None:
+            return measures
+        measure = _parse_ir(compact)
+        if measure is None:
+            measure = _parse_ranx(compact)
+    except InputError as error:
+        if len(compact) <= 100:
+            raise
+        # a name thousands of characters long (a 5,000-digit cut-off) is shown shortened
+        raise InputError(str(error).replace(repr(compact), _shorten(compact))) from None
     if measure is not None:
         return [measure]
     close = _suggestions(compact)
