@@ -31,6 +31,7 @@ import gzip
 import logging
 import math
 import random
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -712,3 +713,70 @@ def test_weights_sum_to_one_and_values_stay_in_range():
         if code in (_cwl.MODEL_RBP, _cwl.MODEL_INSQ, _cwl.MODEL_SDCG):   # W fixed
             total = _cwl.expected_utility(ones, offsets, code, parameter, 10, 10 ** 9, 1.0)
             assert total == pytest.approx(np.ones(len(total)), rel=1e-13), model
+
+
+# ------------------------------------------------------------------ any gain mapping
+
+_TABLE = {-1: 0, 0: 0, 1: 1, 2: 3, 3: 9}
+_TABLE_SPELLING = "gains={0:0,1:1,2:3,3:9}"
+
+
+def _mapped(qrels: dict) -> dict:
+    """The qrels with each level replaced by its gain under _TABLE."""
+    return {topic: {doc: _TABLE[level] for doc, level in docs.items()}
+            for topic, docs in qrels.items()}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_gains_map_the_level_and_the_range_as_cwl_eval_on_mapped_qrels(irm, monkeypatch,
+                                                                      seed):
+    """INST/INSQ/BPM/NERR with gains=m are cwl_eval's on the qrels whose levels are
+    replaced by their gains, with min_rel=m(min_rel) and max_rel=m(max_rel): g =
+    (clip(m(level), m(min), m(max)) - m(min)) / (m(max) - m(min))."""
+    qrels, run = _generated(seed)
+    ours_names = [f"INST(max_rel=3,{_TABLE_SPELLING})", f"INSQ(max_rel=2,{_TABLE_SPELLING})",
+                  f"BPM(T=2,max_rel=3,{_TABLE_SPELLING})@20",
+                  f"NERR10(p=0.8,min_rel=1,max_rel=3,{_TABLE_SPELLING})"]
+    theirs_names = ["INST(max_rel=9)", "INSQ(max_rel=3)", "BPM(T=2,max_rel=9)@20",
+                    "NERR10(p=0.8,min_rel=1,max_rel=9)"]
+    from cwl.ruler.measures.cwl_metrics import CWLMetric
+    with monkeypatch.context() as patch:
+        patch.setattr(CWLMetric, "_do_score", _do_score_with_exact_dot)
+        theirs = _ir_measures_values(irm, _mapped(qrels), run, theirs_names)
+    ours = _cumgain_values(qrels, run, ours_names)
+    renamed = dict(zip(theirs_names, ours_names))
+    assert {(renamed[name], topic): value for (name, topic), value in theirs.items()} == ours
+
+
+def test_identity_gains_change_nothing():
+    qrels, run = _generated(5)
+    names = ["INST(max_rel=3)", "BPM(max_rel=2)@10", "NERR11(max_rel=3)", "RBP", "RBP@5"]
+    with_gains = [name.replace(")", ",gains='identity')", 1) if "(" in name else
+                  name.replace("RBP", "RBP(gains='identity')") for name in names]
+    plain, mapped = _cumgain_values(qrels, run, names), _cumgain_values(qrels, run, with_gains)
+    renamed = dict(zip(names, with_gains))
+    assert {(renamed[name], topic): value for (name, topic), value in plain.items()} == mapped
+
+
+def test_graded_rbp_with_gains_is_rbp_of_the_mapped_qrels():
+    qrels, run = _generated(6)
+    ours = _cumgain_values(qrels, run, [f"RBP({_TABLE_SPELLING})@30"])
+    theirs = _cumgain_values(_mapped(qrels), run, ["RBP@30"])
+    assert list(ours.values()) == list(theirs.values())
+    qrels = {"q": {"a": 3, "b": 1, "c": 0}}
+    run = {"q": {"a": 4.0, "x": 3.0, "b": 2.0}}
+    value = evaluate(qrels, run, [f"RBP({_TABLE_SPELLING})"]).means[
+        f"RBP({_TABLE_SPELLING})"]
+    assert value == pytest.approx(0.2 * (9 + 0.8 ** 2 * 1))
+
+
+@pytest.mark.parametrize("name, words", [
+    ("RBP(rel=1,gains='exponential')", "RBP(rel=r) is binary"),
+    ("SDCG(max_rel=3,gains='exponential')@10", "SDCG does not take 'gains'"),
+    ("INST(max_rel=3,gains={0:5,1:1,2:2,3:3})", "gain of min_rel (5) must be less than"),
+])
+def test_gains_that_cannot_apply_are_refused(name, words):
+    qrels = {"q": {"a": 3, "b": 1, "c": 0}}
+    run = {"q": {"a": 4.0, "b": 2.0}}
+    with pytest.raises(InputError, match=re.escape(words)):
+        evaluate(qrels, run, [name])

@@ -15,7 +15,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from cumgain import InputError, evaluate
@@ -143,6 +142,35 @@ def test_err_refuses_levels_above_gdevals_maximum():
         evaluate(qrels, run, ["ERR(max_rel=0)@10"])
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_err_with_exponential_gains_is_gdevals_err(seed):
+    """ERR(gains=m): R = m(level) / (g_max + 1), g_max = m(4) unless max_rel or a table
+    says otherwise; exponential gains give gdeval's (2^level - 1) / 2^4, bit for bit."""
+    qrels, run = generated(seed)
+    for k in (1, 5, 20):
+        plain = cumgain_values(f"ERR@{k}", qrels, run)
+        assert cumgain_values(f"ERR(gains='exponential')@{k}", qrels, run) == plain
+        assert cumgain_values(f"ERR(gains={{0:0,1:1,2:3,3:7,4:15}})@{k}", qrels, run) == plain
+    assert cumgain_values("ERR(gains='exponential',max_rel=5)@10", qrels, run) == \
+        cumgain_values("ERR(max_rel=5)@10", qrels, run)
+
+
+def test_err_with_a_gains_table_hand_computed():
+    """gains {0:0, 1:1, 2:2, 4:4}: g_max = 4, R = g / 5; ranks a (2), c (1), b (0)."""
+    qrels = {"1": {"a": 2, "b": 0, "c": 1, "x": 4}}
+    run = {"1": {"a": 1.0, "c": 0.5, "b": 0.4, "u": 0.3}}
+    table = "gains={0:0,1:1,2:2,4:4}"
+    assert cumgain_values(f"ERR({table})", qrels, run)["1"] == \
+        pytest.approx(2 / 5 + (1 / 5) * (3 / 5) / 2, abs=1e-16)
+    # max_rel=2: g_max = 2, R = g / 3, and a judged gain above it is refused
+    assert cumgain_values(f"ERR({table},max_rel=2)@1", {"1": {"a": 2, "b": 0}},
+                          {"1": {"a": 1.0}})["1"] == 2 / 3
+    with pytest.raises(InputError, match="is above the top level"):
+        evaluate(qrels, run, [f"ERR({table},max_rel=2)"])
+    with pytest.raises(InputError, match="relevance level 0 has no gain"):
+        evaluate(qrels, run, ["ERR(gains={1:1,2:2,4:4})"])
+
+
 # ---------------------------------------------------------------- Judged
 
 @pytest.mark.parametrize("seed", range(20))
@@ -206,6 +234,20 @@ def test_compat_is_clarkes_definition_with_any_scores(seed):
         best = rbo(ideal, ideal, 0.9, depth) if ideal else 0.0
         expected = rbo(ranking, ideal, 0.9) / best if best > 0 else 0.0
         assert value == pytest.approx(expected, abs=1e-14), topic
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_compat_with_gains_is_compat_of_the_mapped_qrels(seed):
+    """Compat(gains=m) orders the ideal (and tells the relevant) by gain: it is Compat on
+    the qrels whose levels are their gains (checked against Clarke's definition above);
+    a gain order that is not the level order changes the ideal."""
+    qrels, run = generated(seed)
+    for table in ({-1: 0, 0: 0, 1: 1, 2: 3, 3: 9, 4: 27}, {-1: 0, 0: 0, 1: 9, 2: 3, 3: 1, 4: 5}):
+        mapped = {topic: {doc: table[level] for doc, level in docs.items()}
+                  for topic, docs in qrels.items()}
+        spelling = "Compat(gains={" + ",".join(f"{k}:{v}" for k, v in table.items()
+                                               if k >= 0) + "})"
+        assert cumgain_values(spelling, qrels, run) == cumgain_values("Compat", mapped, run)
 
 
 def test_compat_hand_computed():
@@ -394,7 +436,7 @@ def test_dl19_accuracy(dl19):
     ("Compat(rel=1)", "Compat does not take 'rel'"),
     ("Judged(rel=1)@10", "Judged does not take 'rel'"),
     ("Judged@0", "the cut-off must be a whole number >= 1"),
-    ("ERR(gains={1:1})@10", "ERR does not take 'gains'"),
+    ("ERR(rel=1)@10", "ERR does not take 'rel'"),
     ("ERR(max_rel=2.5)@10", "max_rel must be a whole number"),
     ("Accuracy(rel=-1)", "rel must be a number >= 0"),
     ("Accuracy(judged_only=True)", "Accuracy does not take 'judged_only'"),

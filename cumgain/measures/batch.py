@@ -39,7 +39,7 @@ def judged_only_flag(measure: Measure, policies: dict) -> bool:
     return measure.judged_only if measure.judged_only is not None else policies["judged_only"]
 
 
-def _gain_mapping_of(measure: Measure) -> GainMapping:
+def gain_mapping_of(measure: Measure) -> GainMapping:
     """The level -> gain function of a measure with gains=."""
     if isinstance(measure.gains, str):
         return gain_mapping(measure.gains)
@@ -88,7 +88,7 @@ class Shared:
             if distinct is None:
                 distinct = as_float64(np.unique(qrels_levels))
             try:
-                gains = _gain_mapping_of(measure)(distinct) if len(distinct) else np.zeros(1)
+                gains = gain_mapping_of(measure)(distinct) if len(distinct) else np.zeros(1)
             except Exception as error:      # noqa: BLE001 - raised where a measure needs it
                 tables[key] = error
             else:
@@ -199,7 +199,7 @@ class Batch:
 
     # ------------------------------------------------------------ gains
 
-    def _mapped_gains(self, measure: Measure, levels: np.ndarray) -> np.ndarray:
+    def mapped_gains(self, measure: Measure, levels: np.ndarray) -> np.ndarray:
         """The gains of judged ``levels`` under the measure's gains, looked up in the
         evaluation's table (see Shared.gain_tables_for)."""
         table = self.shared.gain_tables[mapping_key(measure)]
@@ -219,7 +219,7 @@ class Batch:
                 gains = self._scratch.array(key, len(ranked.levels), np.float64)
                 np.maximum(ranked.levels, 0, out=gains)
             else:
-                gains = np.where(ranked.judged, self._mapped_gains(measure, ranked.levels), 0.0)
+                gains = np.where(ranked.judged, self.mapped_gains(measure, ranked.levels), 0.0)
             return tie_group_means(gains, ranked) if self.policies["ties"] == "average" \
                 else gains
         return self.cached(("gains", id(ranked), mapping_key(measure)), build)
@@ -233,7 +233,7 @@ class Batch:
             if measure.gains is None:
                 return levels if len(levels) == 0 or levels.min() >= 0 else \
                     np.where(levels >= 0, levels, 0.0)
-            return np.where(levels >= 0, self._mapped_gains(measure, levels), 0.0)
+            return np.where(levels >= 0, self.mapped_gains(measure, levels), 0.0)
         return self.cached(("judged_gains", id(ranked), mapping_key(measure)), build)
 
     def ideal(self, measure: Measure) -> tuple:

@@ -12,7 +12,10 @@ cwl_eval (cwl/ruler/ranking.py, cwl/ruler/measures/cwl_metrics.py) and ir_measur
 * Gains. ``rel=r`` (RBP): g = 1 for a judged level >= r, else 0. ``min_rel`` /
   ``max_rel`` (the others): g = (clip(level, min_rel, max_rel) - min_rel) /
   (max_rel - min_rel). A negative judged level is first raised to 0 (ir_measures:
-  ``rel = max(qrel.relevance, 0)``), so it counts as judged with level 0.
+  ``rel = max(qrel.relevance, 0)``), so it counts as judged with level 0. With
+  ``gains=`` m (cumgain's): g = (clip(m(level), m(min_rel), m(max_rel)) - m(min_rel)) /
+  (m(max_rel) - m(min_rel)), cwl_eval's gain on the qrels whose levels are their gains;
+  graded RBP (no ``rel``) sums m(level) instead of the level.
 * Unjudged documents (no judgment at all) gain 0 (cwl_eval's worst case: NaN gains
   become ``min_gain`` = 0).
 * Depth: the ranking is cut or padded to exactly 1000 ranks (``max_n=1000``), padding
@@ -46,7 +49,7 @@ import numpy as np
 from cgcore import _cwl as kernels
 from cumgain.exceptions import InputError
 from cumgain.measures.base import Family, register
-from cumgain.measures.batch import Batch
+from cumgain.measures.batch import Batch, gain_mapping_of, mapping_key
 from cumgain.measures.parse import PARAMS
 from cumgain.ranked import tie_group_means
 
@@ -90,6 +93,9 @@ def _check(family: str, params: dict, relevance_level, gains) -> None:
             raise InputError(f"{family}: min_rel ({low}) must be less than max_rel ({high})")
     if family == "SDCG" and gains is not None:
         raise InputError("SDCG takes only dcg='log2'")
+    if family == "RBP" and gains is not None and relevance_level is not None:
+        raise InputError("RBP(rel=r) is binary (gain 1 from level r): it takes no gains=; "
+                         "RBP(gains=...) without rel is the graded RBP")
     if family == "RBP" and params.get("residual") and relevance_level is None:
         raise InputError("RBP(residual=True) needs rel= (the residual is cwl_eval's, whose "
                          "RBP is binary), like RBP(rel=1, residual=True)")
@@ -108,27 +114,44 @@ def _checked(family: str):
 def _gains(batch: Batch, measure) -> tuple:
     """Per ranked row, cwl_eval's gain in the worst case (unjudged: 0) and in the best
     case (unjudged: 1); under ties="average" each group of equal scores shares its mean
-    (only the measures whose weights do not depend on the gains allow that)."""
+    (only the measures whose weights do not depend on the gains allow that). With
+    ``gains=`` m, the range is mapped too: g = (clip(m(level), m(min_rel), m(max_rel))
+    - m(min_rel)) / (m(max_rel) - m(min_rel))."""
     ranked = batch.ranked(measure)
     if measure.relevance_level is not None:
         key = ("rel", measure.relevance_level)
     else:
         key = ("range", measure.param("min_rel", DEFAULT_MIN_REL), measure.param("max_rel"))
+    mapped = measure.gains is not None and key[0] == "range"
 
     def build():
-        levels = np.maximum(batch.levels(measure), 0.0)     # ir_measures: max(level, 0)
-        in_qrels = ranked.judged | (batch.levels(measure) < 0)
+        levels = batch.levels(measure)
+        in_qrels = ranked.judged | (levels < 0)
         if key[0] == "rel":
-            gains = (levels >= key[1]).astype(np.float64)
+            gains = (np.maximum(levels, 0.0) >= key[1]).astype(np.float64)
+        elif mapped:
+            low, high = _mapped_range(measure, float(key[1]), float(key[2]))
+            levels = np.where(in_qrels, batch.mapped_gains(measure, levels), 0.0)
+            gains = (np.clip(levels, low, high) - low) / (high - low)
         else:
             low, high = float(key[1]), float(key[2])
-            gains = (np.clip(levels, low, high) - low) / (high - low)
+            gains = (np.clip(np.maximum(levels, 0.0), low, high) - low) / (high - low)
         worst = np.where(in_qrels, gains, 0.0)
         best = np.where(in_qrels, gains, 1.0)
         if batch.policies["ties"] == "average":
             worst, best = tie_group_means(worst, ranked), tie_group_means(best, ranked)
         return worst, best
-    return batch.cached(("cwl_gains", id(ranked)) + key, build)
+    extra = mapping_key(measure) if mapped else ()
+    return batch.cached(("cwl_gains", id(ranked)) + key + extra, build)
+
+
+def _mapped_range(measure, low: float, high: float) -> tuple:
+    """(m(min_rel), m(max_rel)) under the measure's gains, which must rise between them."""
+    low_gain, high_gain = (float(g) for g in gain_mapping_of(measure)(np.array([low, high])))
+    if not low_gain < high_gain:
+        raise InputError(f"measure {measure.name!r}: the gain of min_rel ({low_gain:g}) must "
+                         f"be less than the gain of max_rel ({high_gain:g})")
+    return low_gain, high_gain
 
 
 def _parameter(measure) -> float:
@@ -179,13 +202,13 @@ _CWL = "cwl_eval (ireval/cwl) cwl/ruler/measures/"
 _FRAMEWORK = "; C/W/L: Moffat, Bailey, Scholer & Thomas, TOIS 2017; cwl_eval: Azzopardi, " \
     "Thomas & Moffat, SIGIR 2019"
 _NERR = f"{_CWL}cwl_nerr.py; Azzopardi, Mackenzie & Moffat, ICTIR 2021{_FRAMEWORK}"
-_RANGE_PARAMS = ("min_rel", "max_rel")
+_RANGE_PARAMS = ("min_rel", "max_rel", "gains")
 
 register(
     Family("RBP", "rel=r: sum_{i<=1000} W_i [level_i >= r], W_i = p^(i-1) / sum_{j<=1000} "
            "p^(j-1) (p = 0.8; @k: the top k; residual=True: what unjudged and missing ranks "
            "could add); no rel: (1 - p) sum_{i<=k} p^(i-1) level_i", _cwl,
-           ir_names=("RBP",), ir_params=("p", "rel", "residual"), at="cutoff",
+           ir_names=("RBP",), ir_params=("p", "rel", "residual", "gains"), at="cutoff",
            redirect=_checked("RBP"),
            source=f"{_CWL}cwl_rbp.py (rel=), trectools get_rbp (no rel); Moffat & Zobel, "
                   f"TOIS 2008{_FRAMEWORK}"),
@@ -202,7 +225,7 @@ register(
            source=f"{_CWL}cwl_bpm.py (static); Zhang et al., SIGIR 2017{_FRAMEWORK}"),
     Family("SDCG", "sum_{i<=k} (g_i / log2(i + 1)) / sum_{i<=k} 1 / log2(i + 1): DCG@k over "
            "the DCG of k documents of gain 1" + _RANGE, _cwl, ir_names=("SDCG",),
-           ir_params=("dcg",) + _RANGE_PARAMS, at="cutoff_required", redirect=_checked("SDCG"),
+           ir_params=("dcg", "min_rel", "max_rel"), at="cutoff_required", redirect=_checked("SDCG"),
            source=f"{_CWL}cwl_dcg.py (NDCG-k); Jarvelin & Kekalainen, TOIS 2002{_FRAMEWORK}"),
     Family("NERR8", _W + "c_i = 1 - g_i for i < k, 0 from rank k" + _RANGE, _cwl,
            ir_names=("NERR8",), ir_params=_RANGE_PARAMS, at="cutoff_required",

@@ -11,6 +11,9 @@ What the providers do that cumgain does not copy, and how to get the same number
   (``ties="input_order"``). Only the tie rule of the evaluation applies here.
 * **Rounding.** gdeval prints ``%.5f``, so ir_measures' ERR is rounded to 5 decimals
   (ir_measures#50); cumgain's ERR is the unrounded value of the same formula.
+* **Gains** (cumgain's, not gdeval's): ``ERR(gains=m)`` has R = m(level) / (g_max + 1),
+  g_max = m(max_rel), else the top gain of a table, else m(4), so that exponential
+  gains give gdeval's (2^level - 1) / 2^4; ``Compat(gains=m)`` orders the ideal by gain.
 * **Topics.** The providers report the qrels topics, 0 for one the run lacks (the
   accuracy provider reports nothing instead); ``topics="qrels"`` gives the same set.
 * **Compat's ideal ranking.** Within a level, Clarke's reference code (compatibility.py)
@@ -39,6 +42,7 @@ from cgcore import _measures as trec_kernels
 from cumgain.exceptions import InputError
 from cumgain.measures.base import Family, register
 from cumgain.measures.batch import UNJUDGED, Batch, safe_ratio
+from cumgain.measures.sakai import satisfaction
 
 GDEVAL_MAX_JUDGMENT = 4     # gdeval.pl's $MAX_JUDGMENT: the highest level a qrels may hold
 COMPAT_P = 0.95             # ir_measures' Compat defaults
@@ -72,19 +76,31 @@ def _check_top_level(measure, batch: Batch) -> int:
 
 def _gdeval_err(measures: list, batch: Batch) -> list:
     """gdeval.pl's err: R_i = (2^g_i - 1) / 2^4 with g_i the level of the document at
-    rank i (0 if not judged or judged <= 0), summed as gdeval sums it."""
+    rank i (0 if not judged or judged <= 0), summed as gdeval sums it. With ``gains=``:
+    R_i = g_i / (g_max + 1), g_max the gain of the top level (see _mapped_satisfaction)."""
     columns = []
     for measure in measures:
-        top = _check_top_level(measure, batch)
         ranked = batch.ranked(measure)
+        if measure.gains is not None:
+            probabilities = _mapped_satisfaction(batch, measure)
+        else:
+            top = _check_top_level(measure, batch)
 
-        def build(measure=measure, top=top):
-            levels = np.maximum(batch.levels(measure), 0.0)
-            return (np.power(2.0, levels) - 1.0) / 2.0 ** top
-        probabilities = batch.cached(("gdeval_err", id(ranked), top), build)
+            def build(measure=measure, top=top):
+                levels = np.maximum(batch.levels(measure), 0.0)
+                return (np.power(2.0, levels) - 1.0) / 2.0 ** top
+            probabilities = batch.cached(("gdeval_err", id(ranked), top), build)
         columns.append(kernels.expected_reciprocal_rank(
             probabilities, ranked.offsets, _cutoff(batch, measure), kernels.ORDER_GDEVAL))
     return columns
+
+
+def _mapped_satisfaction(batch: Batch, measure) -> np.ndarray:
+    """R = g / (g_max + 1) for ERR(gains=...): g_max is the gain of level ``max_rel`` if
+    given, else the largest gain of a gains table, else the gain of gdeval's top level 4
+    (so ERR(gains="exponential") is gdeval's (2^level - 1) / 2^4), as nERR's R."""
+    run, _, _ = satisfaction(batch, measure, GDEVAL_MAX_JUDGMENT)
+    return run
 
 
 # ---------------------------------------------------------------- Judged
@@ -139,8 +155,10 @@ def _accuracy(measures: list, batch: Batch) -> list:
 _IR = "ir_measures 0.4.3"
 register(
     Family("ERR", "sum_{i<=k} R_i / i prod_{j<i} (1 - R_j), R_i = (2^level - 1) / 2^4 "
-           "(gdeval; levels above 4 refused unless max_rel= raises the 4); unrounded",
-           _gdeval_err, ir_names=("ERR",), ir_params=("max_rel",), at="cutoff",
+           "(gdeval; levels above 4 refused unless max_rel= raises the 4); unrounded; with "
+           "gains=: R_i = g_i / (g_max + 1), g_max the gain of max_rel, of the table's top, "
+           "or of level 4",
+           _gdeval_err, ir_names=("ERR",), ir_params=("max_rel", "gains"), at="cutoff",
            ordered=True, source=f"gdeval.pl 1.2a ({_IR} gdeval provider); Chapelle et al., "
            "CIKM 2009"),
     Family("Judged", "fraction of the top min(k, N) with a judgment (negative ones too); "
@@ -149,7 +167,7 @@ register(
     Family("Compat", "RBO(run, ideal, p) over max(N, R) ranks, / RBO(ideal, ideal, p) if "
            "normalize (p = 0.95, normalize = True); the ideal by level, then run order, "
            "then the unretrieved",
-           _compat, ir_names=("Compat",), ir_params=("p", "normalize"), ordered=True,
+           _compat, ir_names=("Compat",), ir_params=("p", "normalize", "gains"), ordered=True,
            source=f"{_IR} compat provider; Clarke's compatibility.py; Clarke, Vtyurina & "
            "Smucker, TOIS 2021"),
     Family("Accuracy", "fraction of (relevant, non-relevant) pairs in the top k with the "

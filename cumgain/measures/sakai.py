@@ -70,9 +70,9 @@ def _checked_gains(batch: Batch, measure) -> tuple:
 _SCHEME = re.compile(r"^-?\d+(\.\d+)?(-\d+(\.\d+)?)+$")
 
 
-def top_gain(measure) -> float:
+def top_gain(measure, default_max_rel: int | None = None) -> float:
     """g_max: the gain of level ``max_rel`` if given, else the largest gain of the
-    measure's gain table."""
+    measure's gain table, else the gain of level ``default_max_rel`` if given."""
     max_rel = measure.param("max_rel")
     gains = measure.gains
     if max_rel is not None:
@@ -91,15 +91,17 @@ def top_gain(measure) -> float:
         return float(max(gain for _, gain in gains))
     if isinstance(gains, str) and _SCHEME.match(gains.strip()):
         return float(max(float(part) for part in gains.strip().split("-")))
+    if default_max_rel is not None:
+        return float(gain_mapping(gains)([float(default_max_rel)])[0])
     raise InputError(f"measure {measure.name!r} needs the gain of the top relevance level: "
                      "give a gain for every level, gains={1: 1, 2: 2, 3: 3} (NTCIREVAL's "
                      "-g 1:2:3), or the top level, max_rel=3")
 
 
-def _satisfaction(batch: Batch, measure) -> tuple:
+def satisfaction(batch: Batch, measure, default_max_rel: int | None = None) -> tuple:
     """R = g / (g_max + 1) for the ranked documents and for the ideal ranking."""
     gains, ideal, ideal_offsets = _checked_gains(batch, measure)
-    g_max = top_gain(measure)
+    g_max = top_gain(measure, default_max_rel)
     if len(ideal) and ideal.max() > g_max:
         raise InputError(f"measure {measure.name!r}: a judged gain ({ideal.max():g}) is above "
                          f"the top level's ({g_max:g})")
@@ -119,7 +121,7 @@ def _q_measure(measures: list, batch: Batch) -> list:
 def _normalised_err(measures: list, batch: Batch) -> list:
     columns = []
     for measure in measures:
-        run, ideal, ideal_offsets = _satisfaction(batch, measure)
+        run, ideal, ideal_offsets = satisfaction(batch, measure)
         cutoff = _cutoff(batch, measure)
         order = kernels.ORDER_NTCIREVAL
         err = kernels.expected_reciprocal_rank(run, batch.ranked(measure).offsets, cutoff,
@@ -132,7 +134,7 @@ def _normalised_err(measures: list, batch: Batch) -> list:
 def _intentwise_rbu(measures: list, batch: Batch) -> list:
     columns = []
     for measure in measures:
-        run, _, _ = _satisfaction(batch, measure)
+        run, _, _ = satisfaction(batch, measure)
         columns.append(kernels.rank_biased_utility(
             run, batch.ranked(measure).offsets, _cutoff(batch, measure),
             measure.param("p", IRBU_P), measure.param("e", IRBU_EFFORT)))
