@@ -30,6 +30,7 @@ from libc.math cimport isnan, isinf, signbit
 
 from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.dict cimport PyDict_Next, PyDict_Size
+from cpython.exc cimport PyErr_Clear, PyErr_Occurred
 from cpython.ref cimport PyObject
 
 import threading
@@ -54,7 +55,8 @@ cdef extern from *:
     void cg_prefetch(const void* address) noexcept nogil
 
 cdef extern from "Python.h":
-    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+    # without an exception check: the callers test the result (see _utf8, _exact_number)
+    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size)
     bint PyUnicode_IS_COMPACT_ASCII(object o)
     void* PyUnicode_DATA(object o)
     Py_ssize_t PyUnicode_GET_LENGTH(object o)
@@ -63,7 +65,7 @@ cdef extern from "Python.h":
     bint PyFloat_CheckExact(object o)
     bint PyLong_CheckExact(object o)
     double PyFloat_AS_DOUBLE(object o)
-    double PyLong_AsDouble(object o) except? -1.0
+    double PyLong_AsDouble(object o)
 
 # status codes
 STATUS_OK = 0
@@ -741,23 +743,33 @@ cdef bint _parse_general(const char* s, Py_ssize_t n, double* value) noexcept no
     return True
 
 
-cdef inline const char* _utf8(object text, Py_ssize_t* size) except NULL:
+cdef inline const char* _utf8(object text, Py_ssize_t* size) noexcept:
     """The UTF-8 bytes of a str, without a copy: a pure-ASCII str's own characters (the
     usual docno, read as CPython's PyUnicode_AsUTF8AndSize would), else the UTF-8
-    that CPython caches in the str."""
+    that CPython caches in the str; NULL, with no exception set, for a str that has
+    none (a lone surrogate: the caller stops, and the reference reader names it)."""
+    cdef const char* text_bytes
     if PyUnicode_IS_COMPACT_ASCII(text):
         size[0] = PyUnicode_GET_LENGTH(text)
         return <const char*>PyUnicode_DATA(text)
-    return PyUnicode_AsUTF8AndSize(text, size)
+    text_bytes = PyUnicode_AsUTF8AndSize(text, size)
+    if text_bytes == NULL:
+        PyErr_Clear()
+    return text_bytes
 
 
-cdef bint _exact_number(object value, double* out):
-    """An exact int or float (not bool, not numpy) as a double; False for anything else."""
+cdef bint _exact_number(object value, double* out) noexcept:
+    """An exact int or float (not bool, not numpy) as a double; False for anything else,
+    and for an int no double holds (beyond 2**1024; with no exception set: the caller
+    stops, and the reference reader words the error)."""
     if PyFloat_CheckExact(value):
         out[0] = PyFloat_AS_DOUBLE(value)
         return True
     if PyLong_CheckExact(value):
         out[0] = PyLong_AsDouble(value)
+        if out[0] == -1.0 and PyErr_Occurred() != NULL:
+            PyErr_Clear()
+            return False
         return True
     return False
 
@@ -1328,6 +1340,9 @@ cdef class QrelsTable:
                 q.status = BAD_LINE
                 return q.status
             text = _utf8(<object>qid, &n)
+            if text == NULL:
+                q.status = BAD_LINE
+                return q.status
             topic = _strings_add(&q.topics, text, n)
             if topic < 0:
                 q.status = NO_MEMORY
@@ -1341,6 +1356,9 @@ cdef class QrelsTable:
                     q.status = BAD_LINE
                     return q.status
                 text = _utf8(<object>docno, &n)
+                if text == NULL:
+                    q.status = BAD_LINE
+                    return q.status
                 q.lines_seen += 1
                 if _push_docno(q, text, n) != 0 or _note_topic(q, topic) != 0 \
                         or _push_level(&q.relevance, value) != 0:
@@ -2146,6 +2164,9 @@ cdef class RunRanker:
                     r.status = BAD_LINE
                     return r.status
                 text = _utf8(<object>qid, &n)
+                if text == NULL:
+                    r.status = BAD_LINE
+                    return r.status
                 topic = _strings_add_new(&r.topics, text, n)
                 if topic == -1:
                     r.status = NOT_GROUPED
@@ -2164,6 +2185,9 @@ cdef class RunRanker:
                         r.status = BAD_LINE
                         return r.status
                     text = _utf8(<object>docno, &n)
+                    if text == NULL:
+                        r.status = BAD_LINE
+                        return r.status
                     if _push_bytes(&r.docnos, text, n) != 0 \
                             or _push_int64(&r.doc_starts, r.docnos.size) != 0 \
                             or _push_double(&r.scores,
@@ -2430,6 +2454,8 @@ def prefix_keys(list ids):
         if not PyUnicode_CheckExact(item):
             raise TypeError(f"ids must be str, got {type(item).__name__}")
         text = _utf8(item, &n)
+        if text == NULL:
+            raise ValueError(f"id {item!r} has no UTF-8 bytes (a lone surrogate)")
         out[i] = _docno_prefix(text, n)     # (the docno tie rules' key: any bytes)
     return result
 

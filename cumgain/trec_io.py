@@ -100,10 +100,14 @@ Dicts (pytrec_eval style)
 -------------------------
 ``{qid: {docid: value}}``. Ids are converted with ``str()``; two keys that
 become the same string (``1`` and ``"1"``) are an :class:`InputError`, since
-a dict cannot otherwise hold a duplicate. Values must be real numbers
-(``int``, ``float``, numpy integers and floats, other :class:`numbers.Real`);
-``bool`` (also ``numpy.bool_``), ``str`` and anything else are an
-:class:`InputError` naming the qid and docid, as is NaN, and for qrels an
+a dict cannot otherwise hold a duplicate. An id must have UTF-8 bytes (ids are
+compared by them, as in files): a ``str`` holding a lone surrogate
+(``"q\\udcff"``, what ``os.fsdecode`` makes of a byte that is not UTF-8) is an
+:class:`InputError` naming the topic (and docid), on the native path too. Values
+must be real numbers (``int``, ``float``, numpy integers and floats, other
+:class:`numbers.Real`) that a float64 holds; ``bool`` (also ``numpy.bool_``),
+``str``, an ``int`` beyond a float64's range (``10**400``) and anything else are
+an :class:`InputError` naming the qid and docid, as is NaN, and for qrels an
 infinite value. A topic whose inner dict is empty is kept with zero rows, so
 the engine can report it. An empty outer dict gives zero topics (not an
 error: pytrec_eval evaluates it to ``{}``). The run tag is ``""``.
@@ -115,7 +119,8 @@ Columns ``query_id, doc_id, relevance`` (qrels) or ``query_id, doc_id, score``
 listing them. Ids are converted with ``str()`` (note that a float column gives
 ``"5.0"``, not ``"5"``); a missing id (NaN, None, NA) is an error. The value
 column must be numeric and not boolean, with the same NaN / infinity rules as
-files. The duplicates policy applies, with rows named by 0-based position.
+files. The duplicates policy applies, with rows named by 0-based position. Ids follow the
+dict rules (a lone surrogate is an error naming the row).
 pandas is imported only when a DataFrame is converted.
 
 The arrays of a :class:`Qrels` or :class:`Run` are freshly allocated and
@@ -794,12 +799,41 @@ def _number(value: Any, describe: Callable[[], str], finite: bool, name: str) ->
     try:
         number = float(value)
     except (OverflowError, ValueError, TypeError) as error:
-        raise InputError(f"{describe()}: {name} {value!r} cannot be a float64: {error}") from None
+        raise InputError(f"{describe()}: {name} {_short_repr(value)} cannot be a float64: "
+                         f"{error}") from None
     if number != number:
         raise InputError(f"{describe()}: {name} is NaN")
     if finite and number in (float("inf"), float("-inf")):
         raise InputError(f"{describe()}: {name} {value!r} is infinite; it must be finite")
     return number
+
+
+def _short_repr(value: Any) -> str:
+    """``repr(value)``, an int of more than 30 digits shortened to its first 20 and its
+    number of digits (a 401-digit int is not worth printing whole)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10 ** 30:
+        digits = len(str(abs(value)))
+        return f"{str(value)[:20 + (value < 0)]}... ({digits} digits)"
+    return repr(value)
+
+
+def _check_text(ids: list[str], describe: Callable[[int], str]) -> None:
+    """Raise an InputError naming the first id (``describe(i)`` says which) that has no
+    UTF-8 bytes: a str holding a lone surrogate (``os.fsdecode`` makes them of bytes
+    that are not UTF-8), which neither a file nor the native reader can hold."""
+    try:
+        "".join(ids).encode("utf-8")
+        return
+    except UnicodeEncodeError:
+        pass
+    for i, text in enumerate(ids):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise InputError(
+                f"{describe(i)} is not valid text: a lone surrogate "
+                f"{text[error.start]!r} at position {error.start}, which has no UTF-8 "
+                f"bytes") from None
 
 
 # --------------------------------------------------------------------------- dicts
@@ -842,6 +876,7 @@ def _from_dict(d, source: str, name: str, finite: bool):
     counts = []
     for qid, docs in d.items():
         topic = str(qid)
+        _check_text([topic], lambda _: f"{source}: topic {topic!r}")
         if topic in topics:
             raise InputError(
                 f"{source}: topic ids {topics[topic]!r} and {qid!r} are both {topic!r} "
@@ -852,6 +887,7 @@ def _from_dict(d, source: str, name: str, finite: bool):
                 f"{source}: topic {qid!r} must map docids to {name} values, "
                 f"got {type(docs).__name__}")
         ids = list(map(str, docs))
+        _check_text(ids, lambda i: f"{source}: topic {qid!r}, docid {ids[i]!r}")
         if len(set(ids)) != len(ids):
             firsts: dict[str, Any] = {}
             for key in docs:
@@ -933,6 +969,8 @@ def _from_frame(df: Any, value_column: str, finite: bool, duplicates: str):
             i = int(np.argmax(missing_ids))
             raise InputError(f"{source}: {column} is missing at row {i} (0-based position)")
         ids[column] = list(map(str, array))
+        _check_text(ids[column], lambda i, column=column:
+                    f"{source}: row {i} (0-based position), {column} {ids[column][i]!r}")
     qids, docnos = ids["query_id"], ids["doc_id"]
 
     def describe(i: int) -> str:

@@ -234,6 +234,58 @@ def test_dicts_native_equals_reference(data, ties, precision, depth, judged_only
     assert_same(native, reference)
 
 
+@pytest.mark.parametrize("value", [10 ** 400, -10 ** 400, 2 ** 1024],
+                         ids=["1e400", "-1e400", "2^1024"])
+@pytest.mark.parametrize("which", ["qrels", "run"])
+def test_an_int_no_float64_holds_is_the_same_input_error_on_both_dict_paths(which, value):
+    """The C path once raised a raw OverflowError from PyLong_AsDouble; the reference
+    path an InputError naming the topic and document. Both now give the latter."""
+    qrels, run = {"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 0.5, "d2": 1.5}}
+    (qrels if which == "qrels" else run)["q1"]["d2"] = value
+    name = "relevance" if which == "qrels" else "score"
+    with pytest.raises(InputError, match=rf"<dict>: topic 'q1', docid 'd2': {name} "
+                                         rf".*digits\) cannot be a float64") as native_error:
+        evaluate(qrels, run, ["map"])
+    with pytest.raises(InputError) as reference_error:
+        evaluate(load_qrels(qrels), load_run(run), ["map"])
+    assert str(native_error.value) == str(reference_error.value)
+    assert read_ranked(qrels, run, ties="docno_desc", score_precision="float64", seed=0,
+                       depth=None) is None
+
+
+@pytest.mark.parametrize("where", ["qrels topic", "qrels docno", "run topic", "run docno"])
+def test_a_lone_surrogate_in_a_dict_id_is_the_same_input_error_on_both_paths(where):
+    """A str with a lone surrogate has no UTF-8 bytes, which the ids are compared by:
+    an InputError naming the topic or document on both paths (the C path once raised
+    UnicodeEncodeError, the reference path evaluated)."""
+    bad = "x\udcff"
+    qrels, run = {"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 0.5, "d2": 1.5}}
+    target = qrels if where.startswith("qrels") else run
+    if where.endswith("topic"):
+        target[bad] = target.pop("q1")
+        named = r"topic 'x\\udcff'"
+    else:
+        target["q1"][bad] = target["q1"].pop("d2")
+        named = r"topic 'q1', docid 'x\\udcff'"
+    pattern = rf"<dict>: {named} is not valid text: a lone surrogate '\\udcff' at position 1"
+    with pytest.raises(InputError, match=pattern) as native_error:
+        evaluate(qrels, run, ["map"])
+    with pytest.raises(InputError) as reference_error:
+        evaluate(load_qrels(qrels), load_run(run), ["map"])
+    assert str(native_error.value) == str(reference_error.value)
+    assert read_ranked(qrels, run, ties="docno_desc", score_precision="float64", seed=0,
+                       depth=None) is None
+
+
+def test_a_lone_surrogate_in_a_dataframe_id_is_an_input_error():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"query_id": ["q1", "q1"],
+                          "doc_id": pd.Series(["d1", "d\ud800"], dtype=object),
+                          "score": [1.0, 2.0]})
+    with pytest.raises(InputError, match=r"row 1 .*doc_id 'd\\ud800' is not valid text"):
+        load_run(frame)
+
+
 def _ranked_columns(ranker):
     topics, offsets, levels, judged, scores, _ = ranker.result()
     return topics, offsets.tolist(), levels.tolist(), judged.tolist(), scores.tolist()
@@ -526,7 +578,9 @@ def test_prepared_qrels_keep_the_dicts_and_read_them_once():
 
 
 @pytest.mark.parametrize("qrels", [{"1": {"a": np.int64(1)}}, {1: {"a": 1}},
-                                   {"1": {"a": 1}, "2": {}}, {"1": {"a": float("nan")}}])
+                                   {"1": {"a": 1}, "2": {}}, {"1": {"a": float("nan")}},
+                                   {"1": {"a": 10 ** 400}}, {"1": {"a\udcff": 1}},
+                                   {"1\udcff": {"a": 1}}])
 def test_prepared_qrels_the_native_reader_does_not_take(qrels):
     """Such judgments are not read natively; evaluations take the reference path and
     end as they do for the plain dict (a result or the same error)."""
