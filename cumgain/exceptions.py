@@ -23,3 +23,17 @@ class FormatError(InputError):
         where = f"{path}:{line_number}" if line_number else str(path)
         shown = f": {text!r}" if text is not None else ""
         super().__init__(f"{where}: {message}{shown}")
+
+
+class OutOfMemoryError(CumgainError, MemoryError):
+    """The memory ran out while reading a file or a dict: a :class:`MemoryError` that
+    names what was being read (``path``) and, when known, how many bytes the allocation
+    that failed asked for (``requested``, else None)."""
+
+    def __init__(self, path: str, what: str, requested: int | None = None,
+                 detail: str | None = None):
+        self.path = path
+        self.requested = requested or None
+        asked = f": an allocation of {requested:,} bytes failed" if requested else ""
+        more = f" ({detail})" if detail else ""
+        super().__init__(f"{path}: out of memory reading the {what}{asked}{more}")

@@ -5,9 +5,16 @@
 returns every run topic already ranked (score descending, then the tie rule), cut at
 the depth and joined with its judgments. It returns None when the native path
 cannot take the input (standard input, a run whose topics are not contiguous, the
-"first" duplicates policy) or finds a problem; the caller then reads the files with
-the pure-Python reference reader (:mod:`cumgain.trec_io`), which handles those
-inputs and words every error with file, line and text.
+"first" duplicates policy, a table past what the C layout holds) or finds a problem
+in it; the caller then reads the files with the pure-Python reference reader
+(:mod:`cumgain.trec_io`), which handles those inputs and words every error with file,
+line and text.
+
+Running out of memory is not such a problem: it raises
+:class:`~cumgain.exceptions.OutOfMemoryError` (a ``MemoryError``) at once, naming
+what was being read and, when known, how many bytes the allocation that failed asked
+for. The reference reader needs 30-50 times the memory and the time: it is for the
+inputs the native path does not take, never a retry after a failure.
 
 :func:`prepare_qrels` reads judgments once, for evaluating many runs against them:
 a :class:`PreparedQrelsFile` for a qrels file, a :class:`PreparedQrels` for a dict
@@ -15,6 +22,7 @@ a :class:`PreparedQrelsFile` for a qrels file, a :class:`PreparedQrels` for a di
 """
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import threading
@@ -26,7 +34,7 @@ from typing import Any, Optional
 import numpy as np
 
 from cgcore import _trec
-from cumgain.exceptions import InputError
+from cumgain.exceptions import InputError, OutOfMemoryError
 
 TIE_CODES = {"docno_desc": _trec.TIES_DOCNO_DESC, "average": _trec.TIES_DOCNO_DESC,
              "docno_asc": _trec.TIES_DOCNO_ASC, "input_order": _trec.TIES_INPUT_ORDER,
@@ -89,6 +97,26 @@ class RankedInput:
         return self.judgments.levels
 
 
+@contextlib.contextmanager
+def _reading(source: str, what: str):
+    """Turn a MemoryError raised while reading ``source`` (the ``what``: "qrels" or
+    "run") into an OutOfMemoryError naming it."""
+    try:
+        yield
+    except OutOfMemoryError:
+        raise
+    except MemoryError as error:
+        raise OutOfMemoryError(source, what, detail=str(error) or None) from error
+
+
+def _fine(parser, status: int, where: tuple) -> bool:
+    """Whether ``status`` (``parser``'s latest) is STATUS_OK; out of memory raises an
+    OutOfMemoryError naming ``where`` (source, what)."""
+    if status == _trec.STATUS_NO_MEMORY:
+        raise OutOfMemoryError(*where, parser.failed_bytes)
+    return status == _trec.STATUS_OK
+
+
 def _is_file(path: Any) -> bool:
     if not isinstance(path, (str, os.PathLike)):
         return False
@@ -138,19 +166,19 @@ def _blocks(stream, limit: int = -1, bom: bool = True, buffer: Optional[bytearra
         yield memoryview(buffer)[:held]
 
 
-def _feed_blocks(parser, blocks) -> bool:
+def _feed_blocks(parser, blocks, where: tuple) -> bool:
     """Feed blocks of whole lines; False if the parser stopped or a read failed (the
-    reference reader then reports why)."""
+    reference reader then reports why). Out of memory raises (see _fine)."""
     try:
         for block in blocks:
-            if parser.feed(block) != _trec.STATUS_OK:
+            if not _fine(parser, parser.feed(block), where):
                 return False
     except (OSError, EOFError, zlib.error):
         return False
     return True
 
 
-def _feed(parser, path) -> bool:
+def _feed(parser, path, where: tuple) -> bool:
     """Feed a whole file (plain or gzip); False if the parser stopped or the file is
     not readable as such."""
     source = os.fsdecode(os.fspath(path))
@@ -158,12 +186,13 @@ def _feed(parser, path) -> bool:
         gzipped = raw.read(2) == GZIP_MAGIC
         raw.seek(0)
         stream = gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw
-        return _feed_blocks(parser, _blocks(stream))
+        return _feed_blocks(parser, _blocks(stream), where)
 
 
-def _add_dict(parser, source: dict) -> bool:
+def _add_dict(parser, source: dict, where: tuple) -> bool:
     """Add a plain dict of dicts and finish; False if the parser stopped."""
-    return parser.add_dict(source) == _trec.STATUS_OK and parser.finish() == _trec.STATUS_OK
+    return _fine(parser, parser.add_dict(source), where) \
+        and _fine(parser, parser.finish(), where)
 
 
 DICT_TOPICS_PER_THREAD = 256    # a run dict is cut in ranges of at least this many topics
@@ -194,12 +223,14 @@ def _in_threads(work, parts: int) -> None:
             helper.join()
 
 
-def _parts_in_turn(parsers: list, threads: int, read):
+def _parts_in_turn(parsers: list, threads: int, read, where: tuple = ("", "")):
     """``read(part)`` (whether the part was read without a stop) for each part, by
     whichever of ``threads`` threads is free (the first is this one), so that a thread
     on a slower core reads fewer parts; the thread that completes the next parts in
     order appends them to ``parsers[0]`` while the others read on. ``parsers[0]``,
-    holding every part; None if any stopped."""
+    holding every part; None if any stopped. An exception in any thread (out of
+    memory while appending: see _fine, of ``where``) stops the others' work and is
+    raised here."""
     done: list = [None] * len(parsers)  # per part: None until read, then whether fine
     errors: list = []
     lock = threading.Lock()
@@ -215,7 +246,7 @@ def _parts_in_turn(parsers: list, threads: int, read):
                     merging = False
                     return
                 part = merged
-            if part > 0 and parsers[0].append(parsers[part]) != _trec.STATUS_OK:
+            if part > 0 and not _fine(parsers[0], parsers[0].append(parsers[part]), where):
                 with lock:
                     failed, merging = True, False
                 return
@@ -248,7 +279,7 @@ def _parts_in_turn(parsers: list, threads: int, read):
     return parsers[0] if not failed and merged == len(parsers) else None
 
 
-def _rank_dict(make_ranker, run: dict, threads: int):
+def _rank_dict(make_ranker, run: dict, threads: int, where: tuple = ("<dict>", "run")):
     """A finished ranker of a run dict, its topics cut in ranges of at least
     DICT_TOPICS_PER_THREAD, each ranked by a ranker of its own (see _parts_in_turn)
     into its place in one output (so that joining them copies no rows, nor makes the
@@ -266,10 +297,11 @@ def _rank_dict(make_ranker, run: dict, threads: int):
             ranker.write_rows_into(levels, judged, scores, at, n)
 
     def read(part: int) -> bool:
-        return rankers[part].add_dict(run, bounds[part], bounds[part + 1]) == _trec.STATUS_OK \
-            and rankers[part].finish() == _trec.STATUS_OK
+        ranker = rankers[part]
+        return _fine(ranker, ranker.add_dict(run, bounds[part], bounds[part + 1]), where) \
+            and _fine(ranker, ranker.finish(), where)
 
-    return _parts_in_turn(rankers, threads, read)
+    return _parts_in_turn(rankers, threads, read, where)
 
 
 # ---------------------------------------------------------------- files in parts
@@ -363,15 +395,18 @@ def _part_starts(path: str, parts: int, short: int = 0) -> list:
     return starts
 
 
-def _feed_range(parser, path: str, start: int, stop: int, buffer: bytearray) -> bool:
+def _feed_range(parser, path: str, start: int, stop: int, buffer: bytearray,
+                where: tuple) -> bool:
     """Feed bytes [start, stop) of a plain file (whole lines), read into ``buffer``;
     False if the parser stopped or the file could not be read."""
     with open(path, "rb") as raw:
         raw.seek(start)
-        return _feed_blocks(parser, _blocks(raw, stop - start, bom=start == 0, buffer=buffer))
+        return _feed_blocks(parser, _blocks(raw, stop - start, bom=start == 0, buffer=buffer),
+                            where)
 
 
-def _feed_in_parts(make_parser, path: str, starts: list, threads: int, run: bool):
+def _feed_in_parts(make_parser, path: str, starts: list, threads: int, run: bool,
+                   where: tuple):
     """The parts [starts[i], starts[i + 1]) of a plain file, each fed to a parser of its
     own (and, for a run, finished) by up to ``threads`` threads (see _parts_in_turn):
     the first parser, holding every part; None if any stopped."""
@@ -383,10 +418,11 @@ def _feed_in_parts(make_parser, path: str, starts: list, threads: int, run: bool
     def read(part: int) -> bool:
         if not hasattr(buffers, "block"):
             buffers.block = bytearray(BLOCK)
-        return _feed_range(parsers[part], path, starts[part], stops[part], buffers.block) \
-            and (not run or parsers[part].finish() == _trec.STATUS_OK)
+        parser = parsers[part]
+        return _feed_range(parser, path, starts[part], stops[part], buffers.block, where) \
+            and (not run or _fine(parser, parser.finish(), where))
 
-    return _parts_in_turn(parsers, threads, read)
+    return _parts_in_turn(parsers, threads, read, where)
 
 
 def _read_file(make_parser, path, threads: int, run: bool, check: bool = True):
@@ -400,16 +436,19 @@ def _read_file(make_parser, path, threads: int, run: bool, check: bool = True):
     if any part stopped, or if a run topic spans two parts (an interleaved run: the
     reference reader takes it)."""
     source = os.fsdecode(os.fspath(path))
-    starts = _part_starts(source, parts_for(threads), SHORT_PARTS_PER_THREAD * threads)
-    if len(starts) == 1:
-        parser = make_parser()
-        if not _feed(parser, source) or (run and parser.finish() != _trec.STATUS_OK):
-            return None
-    else:
-        parser = _feed_in_parts(make_parser, source, starts, threads, run)
-        if parser is None:
-            return None
-    return parser if run or parser.finish(threads, check) == _trec.STATUS_OK else None
+    where = (source, "run" if run else "qrels")
+    with _reading(*where):
+        starts = _part_starts(source, parts_for(threads), SHORT_PARTS_PER_THREAD * threads)
+        if len(starts) == 1:
+            parser = make_parser()
+            if not _feed(parser, source, where) or (run and not _fine(parser, parser.finish(),
+                                                                      where)):
+                return None
+        else:
+            parser = _feed_in_parts(make_parser, source, starts, threads, run, where)
+            if parser is None:
+                return None
+        return parser if run or _fine(parser, parser.finish(threads, check), where) else None
 
 
 def native_qrels(qrels: Any, indexed: bool = False, threads: Optional[int] = 1,
@@ -426,9 +465,10 @@ def native_qrels(qrels: Any, indexed: bool = False, threads: Optional[int] = 1,
     if type(qrels) is dict:
         if any(len(docs) == 0 for docs in qrels.values()):
             return None     # empty qrels topics are reported by the reference path
-        table = _trec.QrelsTable(indexed)
-        if not _add_dict(table, qrels):
-            return None
+        with _reading("<dict>", "qrels"):
+            table = _trec.QrelsTable(indexed)
+            if not _add_dict(table, qrels, ("<dict>", "qrels")):
+                return None
     else:
         table = _read_file(lambda: _trec.QrelsTable(indexed), qrels, auto_threads(threads),
                            run=False, check=check)
@@ -552,17 +592,20 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
                                -1 if depth is None else depth, seed, ties == "average")
 
     if type(run) is dict:
-        ranker = _rank_dict(make_ranker, run, threads)
+        with _reading("<dict>", "run"):
+            ranker = _rank_dict(make_ranker, run, threads)
         if ranker is None:
             return None
     else:
         ranker = _read_file(make_ranker, run, threads, run=True)
         if ranker is None or ranker.n_lines == 0:
             return None
-    if ranker.check_unused_judgments() != _trec.STATUS_OK:
-        return None             # a duplicate judgment: the reference reader names it
-    same_topics = ranker.same_topics()
-    run_topics, run_offsets, levels, judged, scores, tag = ranker.result()
+    where = ("<dict>" if type(run) is dict else os.fsdecode(os.fspath(run)), "run")
+    with _reading(*where):
+        if not _fine(ranker, ranker.check_unused_judgments(), where):
+            return None         # a duplicate judgment: the reference reader names it
+        same_topics = ranker.same_topics()
+        run_topics, run_offsets, levels, judged, scores, tag = ranker.result()
 
     def release() -> None:      # a table of its own, no longer needed: freed by a helper
         if not prepared:

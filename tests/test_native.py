@@ -9,9 +9,13 @@ import dataclasses
 import gc
 import gzip
 import io
+import json
 import math
+import os
 import pickle
 import re
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -1533,3 +1537,157 @@ def test_blocks_are_whole_lines_whatever_the_reads(limit):
     expected = data[3:] if limit < 0 else data[3:limit]
     assert b"".join(blocks) == expected
     assert all(block.endswith(b"\n") for block in blocks[:-1])
+
+
+# ------------------------------------------------------------------ out of memory
+
+_UNDER_LIMIT = r'''
+import json, os, resource, sys, time
+import cumgain
+from cumgain import evaluator
+calls = []
+for name in ("load_qrels", "load_run"):          # the reference reader must not be called
+    real = getattr(evaluator, name)
+    setattr(evaluator, name, lambda *a, real=real, name=name, **k: (calls.append(name),
+                                                                       real(*a, **k))[1])
+with open("/proc/self/status") as status:
+    size = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
+headroom = int(sys.argv[1]) << 20
+resource.setrlimit(resource.RLIMIT_AS, (size * 1024 + headroom, resource.RLIM_INFINITY))
+start = time.perf_counter()
+if sys.argv[2] == "cli":
+    from cumgain.cli import main
+    status = main(["evaluate", sys.argv[3], sys.argv[4], "-m", "map"])
+    print(json.dumps({"status": status, "calls": calls}), file=sys.stderr)
+    sys.exit(0)
+try:
+    cumgain.evaluate(sys.argv[3], sys.argv[4], ["map"], threads=1)
+    outcome = {"error": None}
+except MemoryError as error:
+    outcome = {"error": type(error).__name__, "message": str(error),
+               "is_memory_error": isinstance(error, MemoryError)}
+outcome.update(calls=calls, seconds=time.perf_counter() - start)
+print(json.dumps(outcome))
+'''
+
+
+def _one_big_topic(tmp_path, lines):
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    qrels_path.write_text("1 0 d1 1\n1 0 d2 0\n")
+    with open(run_path, "w") as run:
+        for start in range(0, lines, 100_000):
+            run.write("".join(f"1 Q0 d{i} {i + 1} {lines - i} t\n"
+                              for i in range(start, min(lines, start + 100_000))))
+    return qrels_path, run_path
+
+
+def _run_under_limit(tmp_path, headroom_mib, *arguments):
+    """Run _UNDER_LIMIT in a fresh process whose address space may grow by
+    ``headroom_mib`` MiB past its size after the imports (one malloc arena, one
+    OpenBLAS thread, so that threads do not reserve address space of their own)."""
+    env = {**os.environ, "MALLOC_ARENA_MAX": "1", "OPENBLAS_NUM_THREADS": "1",
+           "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-c", _UNDER_LIMIT, str(headroom_mib), *arguments],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
+def test_out_of_memory_in_the_c_reader_is_a_memory_error_naming_the_file(tmp_path):
+    """An allocation that fails in the C reader is a MemoryError at once, naming the
+    file and the bytes asked for: not a retry with the pure-Python reader (which needs
+    30-50 times the memory and time, and failed with an empty MemoryError)."""
+    qrels_path, run_path = _one_big_topic(tmp_path, 400_000)
+    completed = _run_under_limit(tmp_path, 64, "api", str(qrels_path), str(run_path))
+    assert completed.returncode == 0, completed.stderr
+    outcome = json.loads(completed.stdout)
+    assert outcome["calls"] == []
+    assert outcome["is_memory_error"] and outcome["error"] == "OutOfMemoryError"
+    assert outcome["message"].startswith(f"{run_path}: out of memory reading the run: ")
+    assert re.search(r"an allocation of [\d,]+ bytes failed", outcome["message"])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
+def test_out_of_memory_in_the_command_line_is_one_line_and_its_own_status(tmp_path):
+    from cumgain import cli
+    qrels_path, run_path = _one_big_topic(tmp_path, 400_000)
+    completed = _run_under_limit(tmp_path, 64, "cli", str(qrels_path), str(run_path))
+    *printed, report = completed.stderr.strip().splitlines()
+    assert json.loads(report) == {"status": cli.EXIT_NO_MEMORY, "calls": []}
+    assert len(printed) == 1 and printed[0].startswith(
+        f"cumgain evaluate: error: {run_path}: out of memory reading the run: "), printed
+
+
+@pytest.fixture
+def allocation_limit():
+    """Set a limit above which every allocation of the C reader fails (the test hook);
+    lifted afterwards."""
+    yield _trec._set_allocation_limit
+    _trec._set_allocation_limit(_trec.NO_ALLOCATION_LIMIT)
+
+
+def _refuse_the_reference_reader(monkeypatch):
+    from cumgain import evaluator
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the reference reader was called after a failure")
+
+    monkeypatch.setattr(evaluator, "load_qrels", refuse)
+    monkeypatch.setattr(evaluator, "load_run", refuse)
+
+
+@pytest.mark.parametrize("form", ["file", "gzip", "dict"])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("which", ["qrels", "run"])
+def test_an_allocation_failing_in_c_raises_at_once_naming_what_was_read(
+        tmp_path, monkeypatch, allocation_limit, which, threads, form):
+    """Wherever an allocation fails (one part or parts read in threads, files or dicts,
+    qrels or run): an OutOfMemoryError, a MemoryError naming the source and the bytes
+    asked for; never the reference reader."""
+    big = {f"t{t}": {f"doc{t}-{d}": (d % 3) for d in range(20_000)} for t in range(4)}
+    small = {"t0": {"doc0-1": 1}}
+    qrels, run = (big, small) if which == "qrels" else (small, big)
+    run = {topic: {d: float(level) for d, level in docs.items()} for topic, docs in run.items()}
+    if form == "dict":
+        sources = qrels, run
+        named = "<dict>"
+        monkeypatch.setattr(native, "DICT_TOPICS_PER_THREAD", 1)
+    else:
+        qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+        qrels_text = "".join(f"{t} 0 {d} {v}\n" for t, docs in qrels.items()
+                             for d, v in docs.items())
+        run_text = "".join(f"{t} Q0 {d} 1 {v} x\n" for t, docs in run.items()
+                           for d, v in docs.items())
+        for path, text in ((qrels_path, qrels_text), (run_path, run_text)):
+            data = text.encode()
+            path.write_bytes(gzip.compress(data) if form == "gzip" else data)
+        sources = qrels_path, run_path
+        named = str(qrels_path if which == "qrels" else run_path)
+        monkeypatch.setattr(native, "PART_BYTES", 1)
+    _refuse_the_reference_reader(monkeypatch)
+    limit = 1 << 16
+    allocation_limit(limit)
+    with pytest.raises(MemoryError) as error:
+        evaluate(*sources, ["map"], threads=threads)
+    assert isinstance(error.value, cumgain.exceptions.OutOfMemoryError)
+    assert error.value.path == named and error.value.requested > limit
+    assert str(error.value) == (f"{named}: out of memory reading the {which}: an allocation "
+                                f"of {error.value.requested:,} bytes failed")
+
+
+def test_a_memory_error_outside_c_names_the_file_too(tmp_path, monkeypatch):
+    """A MemoryError from the Python side of the native path (a buffer, a numpy array)
+    is raised as an OutOfMemoryError naming the file, not retried either."""
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    qrels_path.write_text("1 0 a 1\n")
+    run_path.write_text("1 Q0 a 1 1.0 t\n")
+    _refuse_the_reference_reader(monkeypatch)
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("Unable to allocate 8.00 EiB")
+
+    monkeypatch.setattr(native, "_blocks", no_memory)
+    with pytest.raises(cumgain.exceptions.OutOfMemoryError) as error:
+        evaluate(qrels_path, run_path, ["map"])
+    assert str(error.value) == (f"{qrels_path}: out of memory reading the qrels "
+                                f"(Unable to allocate 8.00 EiB)")
+    assert error.value.requested is None
