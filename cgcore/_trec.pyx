@@ -18,9 +18,9 @@ documents are ranked where they are, from the UTF-8 of the dict's own keys.
 
 The parsers validate everything the pure-Python reference (``cumgain.trec_io``)
 validates: field counts, the number grammar, strict UTF-8, NUL bytes, blank lines in
-qrels, duplicate documents. They do not format messages: on any problem they stop
-and report ``status`` and the line; the caller then lets the reference reader raise
-its exact error. The same happens for inputs the streaming design does not cover
+qrels, duplicate documents, lines longer than ``max_line_bytes``. They do not format
+messages: on any problem they stop and report ``status`` and the line; the caller
+then lets the reference reader raise its exact error. The same happens for inputs the streaming design does not cover
 (a run whose topics are not contiguous) or the layout does not hold (TOO_BIG). An
 allocation that fails stops them with NO_MEMORY and ``failed_bytes``, which the
 caller raises as a MemoryError (every allocation goes through _alloc.h). No global
@@ -34,6 +34,7 @@ from libc.math cimport isnan, isinf, signbit
 from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.dict cimport PyDict_Next, PyDict_Size
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from cpython.ref cimport PyObject
 
 import threading
@@ -865,6 +866,7 @@ cdef struct QrelsState:
     int status
     int64_t status_line
     size_t failed_bytes    # NO_MEMORY: what the request that failed asked for (0: unknown)
+    Py_ssize_t max_line    # a longer line (bytes, without the newline) stops with BAD_LINE
 
 
 # One topic's judgments index: docno -> qrels row, by open addressing. Only the
@@ -1010,7 +1012,7 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
         q.lines_seen += 1
         row = text + position
         n_fields = _next_line(text, position, size, starts, ends, &length)
-        if not ascii and not _valid_utf8(<const uint8_t*>row, length):
+        if length > q.max_line or (not ascii and not _valid_utf8(<const uint8_t*>row, length)):
             q.status, q.status_line = BAD_LINE, q.lines_seen
             return -1
         position += length + 1
@@ -1340,8 +1342,9 @@ cdef class QrelsTable:
     cdef bint handed_over          # relevance (so those arrays outlive the table; a C
                                    # flag, as __dealloc__ must not read object fields)
 
-    def __cinit__(self, bint indexed=False):
+    def __cinit__(self, bint indexed=False, Py_ssize_t max_line_bytes=-1):
         self.indexed = indexed
+        self.state.max_line = max_line_bytes if max_line_bytes >= 0 else PY_SSIZE_T_MAX
         self.state.segments = <Segment*>cg_calloc(1, sizeof(Segment))
         if self.state.segments == NULL:
             raise MemoryError()
@@ -1685,6 +1688,7 @@ cdef struct RunState:
     int status
     int64_t status_line
     size_t failed_bytes    # NO_MEMORY: what the request that failed asked for (0: unknown)
+    Py_ssize_t max_line    # a longer line (bytes, without the newline) stops with BAD_LINE
 
 
 cdef inline uint64_t _descending_key(double score) noexcept nogil:
@@ -2074,7 +2078,7 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
         r.lines_seen += 1
         row = text + position
         n_fields = _next_line(text, position, size, starts, ends, &length)
-        if not ascii and not _valid_utf8(<const uint8_t*>row, length):
+        if length > r.max_line or (not ascii and not _valid_utf8(<const uint8_t*>row, length)):
             r.status, r.status_line = BAD_LINE, r.lines_seen
             return -1
         position += length + 1
@@ -2151,7 +2155,7 @@ cdef class RunRanker:
     cdef Py_ssize_t rows_at    # and where this ranker's rows start in them
 
     def __cinit__(self, QrelsTable qrels, int ties, bint float32, int64_t depth,
-                  uint64_t seed, bint keep_scores=True):
+                  uint64_t seed, bint keep_scores=True, Py_ssize_t max_line_bytes=-1):
         if not qrels.finished or qrels.state.status != OK:
             raise ValueError("the qrels table must be finished without error")
         if ties < RULE_DOCNO_DESC or ties > RULE_RANDOM:
@@ -2163,6 +2167,7 @@ cdef class RunRanker:
         self.state.depth = depth
         self.state.seed = seed
         self.state.keep_scores = keep_scores
+        self.state.max_line = max_line_bytes if max_line_bytes >= 0 else PY_SSIZE_T_MAX
         self.state.out_levels.wide = qrels.state.relevance.wide
         self.state.current = -1
         self.state.judgments_topic = -1

@@ -34,6 +34,7 @@ from typing import Any, Optional
 import numpy as np
 
 from cgcore import _trec
+from cumgain import trec_io
 from cumgain.exceptions import InputError, OutOfMemoryError
 
 TIE_CODES = {"docno_desc": _trec.TIES_DOCNO_DESC, "average": _trec.TIES_DOCNO_DESC,
@@ -129,12 +130,20 @@ GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
 
 
-def _blocks(stream, limit: int = -1, bom: bool = True, buffer: Optional[bytearray] = None):
+class _LineTooLong(Exception):
+    """A line longer than the limit (the reference reader words the error)."""
+
+
+def _blocks(stream, limit: int = -1, bom: bool = True, buffer: Optional[bytearray] = None,
+            max_line: int = -1):
     """Blocks of whole lines, read into one reused buffer (``buffer``, else a new one of
     BLOCK bytes; a memoryview of it each: valid until the next block is read), from at
     most ``limit`` bytes (-1: to the end); a UTF-8 byte order mark at the start is
     dropped if ``bom``. The unfinished line at a block's end moves to the front for the
-    next read; a line longer than the buffer doubles it (linear overall)."""
+    next read; a line longer than the buffer doubles it (linear overall), unless it is
+    longer than ``max_line`` bytes (>= 0; -1: no limit): then _LineTooLong, so that the
+    buffer never grows past about twice the limit (the parser stops at a complete line
+    that long)."""
     buffer = bytearray(BLOCK) if buffer is None else buffer
     remaining = limit if limit >= 0 else -1
     held = 0                                    # bytes at the front not yet yielded
@@ -145,6 +154,8 @@ def _blocks(stream, limit: int = -1, bom: bool = True, buffer: Optional[bytearra
         remaining -= len(head) if remaining >= 0 else 0
     while remaining != 0:
         if held == len(buffer):
+            if 0 <= max_line < held:        # all of it one unfinished line
+                raise _LineTooLong
             grown = bytearray(2 * len(buffer))
             grown[:held] = buffer
             buffer = grown
@@ -173,12 +184,12 @@ def _feed_blocks(parser, blocks, where: tuple) -> bool:
         for block in blocks:
             if not _fine(parser, parser.feed(block), where):
                 return False
-    except (OSError, EOFError, zlib.error):
+    except (OSError, EOFError, zlib.error, _LineTooLong):
         return False
     return True
 
 
-def _feed(parser, path, where: tuple) -> bool:
+def _feed(parser, path, where: tuple, max_line: int = -1) -> bool:
     """Feed a whole file (plain or gzip); False if the parser stopped or the file is
     not readable as such."""
     source = os.fsdecode(os.fspath(path))
@@ -186,7 +197,7 @@ def _feed(parser, path, where: tuple) -> bool:
         gzipped = raw.read(2) == GZIP_MAGIC
         raw.seek(0)
         stream = gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw
-        return _feed_blocks(parser, _blocks(stream), where)
+        return _feed_blocks(parser, _blocks(stream, max_line=max_line), where)
 
 
 def _add_dict(parser, source: dict, where: tuple) -> bool:
@@ -396,17 +407,17 @@ def _part_starts(path: str, parts: int, short: int = 0) -> list:
 
 
 def _feed_range(parser, path: str, start: int, stop: int, buffer: bytearray,
-                where: tuple) -> bool:
+                where: tuple, max_line: int = -1) -> bool:
     """Feed bytes [start, stop) of a plain file (whole lines), read into ``buffer``;
     False if the parser stopped or the file could not be read."""
     with open(path, "rb") as raw:
         raw.seek(start)
-        return _feed_blocks(parser, _blocks(raw, stop - start, bom=start == 0, buffer=buffer),
-                            where)
+        return _feed_blocks(parser, _blocks(raw, stop - start, bom=start == 0, buffer=buffer,
+                                            max_line=max_line), where)
 
 
 def _feed_in_parts(make_parser, path: str, starts: list, threads: int, run: bool,
-                   where: tuple):
+                   where: tuple, max_line: int = -1):
     """The parts [starts[i], starts[i + 1]) of a plain file, each fed to a parser of its
     own (and, for a run, finished) by up to ``threads`` threads (see _parts_in_turn):
     the first parser, holding every part; None if any stopped."""
@@ -419,13 +430,14 @@ def _feed_in_parts(make_parser, path: str, starts: list, threads: int, run: bool
         if not hasattr(buffers, "block"):
             buffers.block = bytearray(BLOCK)
         parser = parsers[part]
-        return _feed_range(parser, path, starts[part], stops[part], buffers.block, where) \
-            and (not run or _fine(parser, parser.finish(), where))
+        return _feed_range(parser, path, starts[part], stops[part], buffers.block, where,
+                           max_line) and (not run or _fine(parser, parser.finish(), where))
 
     return _parts_in_turn(parsers, threads, read, where)
 
 
-def _read_file(make_parser, path, threads: int, run: bool, check: bool = True):
+def _read_file(make_parser, path, threads: int, run: bool, check: bool = True,
+               max_line: int = -1):
     """A finished parser (a QrelsTable, finished with or without its duplicate
     ``check``, or with ``run`` a RunRanker) of a file, read in
     up to PARTS_PER_THREAD parts per thread by up to ``threads`` threads and joined.
@@ -434,18 +446,19 @@ def _read_file(make_parser, path, threads: int, run: bool, check: bool = True):
     finish() joins them; the duplicate check is also split between the threads); run
     parts are each finished (their last topic ranked) before they are appended. None
     if any part stopped, or if a run topic spans two parts (an interleaved run: the
-    reference reader takes it)."""
+    reference reader takes it). ``max_line``: the longest line taken (-1: any), which
+    make_parser's parsers must apply too."""
     source = os.fsdecode(os.fspath(path))
     where = (source, "run" if run else "qrels")
     with _reading(*where):
         starts = _part_starts(source, parts_for(threads), SHORT_PARTS_PER_THREAD * threads)
         if len(starts) == 1:
             parser = make_parser()
-            if not _feed(parser, source, where) or (run and not _fine(parser, parser.finish(),
-                                                                      where)):
+            if not _feed(parser, source, where, max_line) \
+                    or (run and not _fine(parser, parser.finish(), where)):
                 return None
         else:
-            parser = _feed_in_parts(make_parser, source, starts, threads, run, where)
+            parser = _feed_in_parts(make_parser, source, starts, threads, run, where, max_line)
             if parser is None:
                 return None
         return parser if run or _fine(parser, parser.finish(threads, check), where) else None
@@ -470,8 +483,9 @@ def native_qrels(qrels: Any, indexed: bool = False, threads: Optional[int] = 1,
             if not _add_dict(table, qrels, ("<dict>", "qrels")):
                 return None
     else:
-        table = _read_file(lambda: _trec.QrelsTable(indexed), qrels, auto_threads(threads),
-                           run=False, check=check)
+        max_line = trec_io.max_line_bytes()
+        table = _read_file(lambda: _trec.QrelsTable(indexed, max_line), qrels,
+                           auto_threads(threads), run=False, check=check, max_line=max_line)
         if table is None or table.n_rows == 0:
             return None
     offsets, levels = table.grouped()
@@ -587,9 +601,12 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
     if judgments is None:
         return None
 
+    max_line = trec_io.max_line_bytes()
+
     def make_ranker():
         return _trec.RunRanker(judgments.table, TIE_CODES[ties], score_precision == "float32",
-                               -1 if depth is None else depth, seed, ties == "average")
+                               -1 if depth is None else depth, seed, ties == "average",
+                               max_line)
 
     if type(run) is dict:
         with _reading("<dict>", "run"):
@@ -597,7 +614,7 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
         if ranker is None:
             return None
     else:
-        ranker = _read_file(make_ranker, run, threads, run=True)
+        ranker = _read_file(make_ranker, run, threads, run=True, max_line=max_line)
         if ranker is None or ranker.n_lines == 0:
             return None
     where = ("<dict>" if type(run) is dict else os.fsdecode(os.fspath(run)), "run")

@@ -16,6 +16,16 @@ Files
   as in trec_eval, so CRLF files read like LF files. A final line without a
   newline is read. Line numbers in errors count every physical line from 1
   (trec_eval counts only the data lines).
+* **Line length.** A line may have at most :func:`max_line_bytes` bytes before its
+  newline: 1 MiB unless ``max_line_bytes=`` (:func:`read_qrels`, :func:`read_run`,
+  :func:`iter_run_blocks`), :data:`MAX_LINE_BYTES` or the environment variable
+  ``CUMGAIN_MAX_LINE_BYTES`` says otherwise. A longer line is an error naming it,
+  raised as soon as the reader has read past the limit (the lines before it are
+  checked first), so that a file without newlines (``/dev/zero``, a binary file, a
+  gzip bomb) costs a few MiB, not its size. Its message says what is wrong within its
+  first ``limit`` bytes, by the checks below in their order (invalid UTF-8, a NUL
+  byte, a carriage return inside the line), else that it is too long. trec_eval has
+  no limit (it reads the whole file at once).
 * **Comments.** A line whose first non-blank character is ``#`` is skipped, in
   qrels and runs (trec_eval 10.0; 9.0.8 has no comments). In qrels, trec_eval
   10.0 only treats ``#`` in column 1 as a comment; we also skip indented ones.
@@ -129,6 +139,7 @@ arrays have no single truth value).
 """
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import re
@@ -152,6 +163,7 @@ __all__ = [
     "RunBlock",
     "iter_run_blocks",
     "load_qrels",
+    "max_line_bytes",
     "load_run",
     "qrels_from_dataframe",
     "qrels_from_dict",
@@ -161,6 +173,9 @@ __all__ = [
     "run_from_dict",
 ]
 
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+MAX_LINE_BYTES: int | None = None   # the longest line read (bytes, without the newline);
+                                    # None: CUMGAIN_MAX_LINE_BYTES, else the default 1 MiB
 _BATCH = 1 << 23        # parse about 8 MiB of text at a time
 _BLOCK = 1 << 20        # iter_run_blocks: parse 1 MiB of text at a time
 _READ = 1 << 20         # read 1 MiB at a time from a file or a gzip stream
@@ -261,7 +276,8 @@ class _Corrupt(Exception):
     """The gzip stream cannot be decompressed; the reason is the argument."""
 
 
-def read_qrels(path: str | os.PathLike, *, duplicates: str = "error") -> Qrels:
+def read_qrels(path: str | os.PathLike, *, duplicates: str = "error",
+               max_line_bytes: int | None = None) -> Qrels:
     """Read a TREC qrels file (``qid iter docno rel``), plain or gzip.
 
     Parameters
@@ -271,6 +287,9 @@ def read_qrels(path: str | os.PathLike, *, duplicates: str = "error") -> Qrels:
     duplicates : {"error", "first"}
         What a repeated docno within a topic does: raise, or keep the first
         occurrence with a :class:`DuplicatesDroppedWarning`.
+    max_line_bytes : int, optional
+        The longest line read; a longer one is an error (see :func:`max_line_bytes`
+        for the default).
 
     Raises
     ------
@@ -280,7 +299,7 @@ def read_qrels(path: str | os.PathLike, *, duplicates: str = "error") -> Qrels:
         The file cannot be opened.
     """
     _check_policy(duplicates)
-    source, topics, tidx, docnos, values, lines, _ = _read_file(path, _QRELS)
+    source, topics, tidx, docnos, values, lines, _ = _read_file(path, _QRELS, max_line_bytes)
     offsets, docnos, values, lines = _assemble(
         source, topics, tidx, docnos, values, lines, duplicates, "docno", "topic")
     return Qrels(topics, offsets, docnos, values, source, lines)
@@ -298,21 +317,50 @@ def read_grouped_qrels(path: str | os.PathLike) -> Qrels:
     return Qrels(topics, offsets, docnos, values, source, lines)
 
 
-def read_run(path: str | os.PathLike, *, duplicates: str = "error") -> Run:
+def read_run(path: str | os.PathLike, *, duplicates: str = "error",
+             max_line_bytes: int | None = None) -> Run:
     """Read a TREC run file (``qid iter docno rank score tag``), plain or gzip.
 
     Parameters and errors are those of :func:`read_qrels`.
     """
     _check_policy(duplicates)
-    source, topics, tidx, docnos, values, lines, tag = _read_file(path, _RUN)
+    source, topics, tidx, docnos, values, lines, tag = _read_file(path, _RUN, max_line_bytes)
     offsets, docnos, values, lines = _assemble(
         source, topics, tidx, docnos, values, lines, duplicates, "docno", "topic")
     return Run(topics, offsets, docnos, values, tag, source, lines)
 
 
-def _read_file(path, kind: _Kind):
+def _read_file(path, kind: _Kind, max_line: int | None = None):
+    limit = max_line_bytes(max_line)
     with _opened(path, kind) as (stream, source):
-        return _read_stream(stream, source, kind)
+        return _read_stream(stream, source, kind, limit)
+
+
+def max_line_bytes(value: int | None = None) -> int:
+    """The longest line the readers take, in bytes without the newline: ``value`` if
+    given, else :data:`MAX_LINE_BYTES` if set, else the environment variable
+    ``CUMGAIN_MAX_LINE_BYTES`` if set, else 1 MiB (:data:`DEFAULT_MAX_LINE_BYTES`).
+
+    A longer line is an error naming it, met while the file is read, so that a file
+    without line ends (``/dev/zero``, a binary file) costs no more than the limit.
+    ``cumgain.evaluate`` and the native reader follow the same limit.
+
+    >>> max_line_bytes(), max_line_bytes(64)
+    (1048576, 64)
+    """
+    for what, limit in (("max_line_bytes", value), ("cumgain.trec_io.MAX_LINE_BYTES",
+                                                    MAX_LINE_BYTES)):
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) \
+                    or limit < 1:
+                raise InputError(f"{what} must be a positive integer, got {limit!r}")
+            return int(limit)
+    text = os.environ.get("CUMGAIN_MAX_LINE_BYTES", "").strip()
+    if not text:
+        return DEFAULT_MAX_LINE_BYTES
+    if not text.isdigit() or int(text) < 1:
+        raise InputError(f"CUMGAIN_MAX_LINE_BYTES must be a positive integer, got {text!r}")
+    return int(text)
 
 
 def _check_path(path: Any, kind: _Kind) -> None:
@@ -363,8 +411,8 @@ class RunBlock:
         return list(map(every_line.__getitem__, (self.lines - self.first_line).tolist()))
 
 
-def iter_run_blocks(path: str | os.PathLike, *, block_bytes: int = _BLOCK
-                    ) -> Iterator[RunBlock]:
+def iter_run_blocks(path: str | os.PathLike, *, block_bytes: int = _BLOCK,
+                    max_line_bytes: int | None = None) -> Iterator[RunBlock]:
     """Read a TREC run file (plain or gzip; ``"-"`` is standard input) a block of whole
     lines at a time, for callers that must not hold the whole run (:mod:`cumgain.stream`).
 
@@ -390,14 +438,14 @@ def iter_run_blocks(path: str | os.PathLike, *, block_bytes: int = _BLOCK
     if isinstance(block_bytes, bool) or not isinstance(block_bytes, (int, np.integer)) \
             or block_bytes < 1:
         raise InputError(f"block_bytes must be a positive integer, got {block_bytes!r}")
-    return _run_blocks(path, int(block_bytes))
+    return _run_blocks(path, int(block_bytes), _line_limit(max_line_bytes))
 
 
-def _run_blocks(path, block_bytes: int) -> Iterator[RunBlock]:
+def _run_blocks(path, block_bytes: int, limit: int) -> Iterator[RunBlock]:
     kind = _RUN
     found = False
     with _opened(path, kind) as (stream, source):
-        for batch, batch_first_line in _batches(stream, source):
+        for batch, batch_first_line in _batches(stream, source, limit):
             for text, first_line in _split_lines(batch, batch_first_line, block_bytes):
                 parsed = _parse_batch(text, first_line, source, kind)
                 if parsed is None:
@@ -428,12 +476,15 @@ def _split_lines(text: bytes, first_line: int, size: int) -> Iterator[tuple[byte
         start = end
 
 
-def _read_stream(stream: BinaryIO, source: str, kind: _Kind):
+_line_limit = max_line_bytes     # (for functions with an argument of that name)
+
+
+def _read_stream(stream: BinaryIO, source: str, kind: _Kind, limit: int):
     topic_index: dict[bytes, int] = {}
     tidx_parts, value_parts, line_parts = [], [], []
     docnos: list[str] = []
     tag = b""
-    for text, first_line in _batches(stream, source):
+    for text, first_line in _batches(stream, source, limit):
         batch = _parse_batch(text, first_line, source, kind)
         if batch is None:
             continue
@@ -454,51 +505,113 @@ def _read_stream(stream: BinaryIO, source: str, kind: _Kind):
             np.concatenate(value_parts), np.concatenate(line_parts), tag.decode())
 
 
-def _batches(stream: BinaryIO, source: str) -> Iterator[tuple[bytes, int]]:
+def _batches(stream: BinaryIO, source: str, limit: int | None = None
+             ) -> Iterator[tuple[bytes, int]]:
     """Yield ``(text, first_line)``: runs of whole lines of the decompressed
-    input, each about ``_BATCH`` bytes, and the number of their first line."""
-    pending = b""           # text not yet yielded; starts at line `first_line`
-    parts: list[bytes] = []
-    size = 0
-    line_ends = False       # whether a newline arrived in `parts`
-    first_line = 1
-    at_start = True
+    input, each about ``_BATCH`` bytes, and the number of their first line.
+
+    A line longer than ``limit`` bytes (see :func:`max_line_bytes`) raises its
+    FormatError as soon as it is met, once the lines before it have been yielded (their
+    errors come first); so at most a batch, the limit and a read are ever held, whatever
+    the input (a file without newlines, ``/dev/zero``, a gzip bomb)."""
+    limit = max_line_bytes(limit)
+    parts: list[bytes] = []  # read, not yet yielded: whole lines, then the unfinished one
+    size = 0                 # bytes in parts
+    complete = 0             # of which the first `complete` end with a newline
+    first_line = 1           # the number of the first line in parts
     try:
-        for chunk in _chunks(stream):
+        for chunk in _text_chunks(stream):
+            tail = size - complete              # the unfinished line before this chunk
+            first = chunk.find(b"\n")
+            if first < 0:
+                long_at = size - tail if tail + len(chunk) > limit else -1
+            elif tail + first > limit:          # the unfinished line ends too long
+                long_at = size - tail
+            else:
+                last = chunk.rfind(b"\n")
+                inner = _long_line_at(chunk, first, last, limit)
+                if inner >= 0:
+                    long_at = size + inner
+                elif len(chunk) - last - 1 > limit:
+                    long_at = size + last + 1
+                else:
+                    long_at = -1
+                    complete = size + last + 1
             parts.append(chunk)
             size += len(chunk)
-            line_ends = line_ends or b"\n" in chunk
-            if size < _BATCH or not line_ends:
-                continue            # a very long line keeps gathering pieces, unjoined
-            text = pending + b"".join(parts)
-            parts, size, line_ends = [], 0, False
-            cut = text.rfind(b"\n") + 1
-            pending = text[cut:]
-            text = text[:cut]
-            if at_start:
-                text, at_start = _drop_bom(text), False
-            yield text, first_line
-            first_line += text.count(b"\n")
+            if long_at >= 0:
+                text = b"".join(parts)
+                if long_at > 0:
+                    yield text[:long_at], first_line        # whole lines: parsed first
+                    first_line += text.count(b"\n", 0, long_at)
+                raise _long_line_error(source, first_line, text[long_at:long_at + limit],
+                                       limit)
+            if complete >= _BATCH:
+                text = b"".join(parts)
+                yield text[:complete], first_line
+                first_line += text.count(b"\n", 0, complete)
+                parts = [text[complete:]] if complete < size else []
+                size -= complete
+                complete = 0
     except _Corrupt as error:
-        done = first_line - 1 + pending.count(b"\n") + sum(part.count(b"\n") for part in parts)
+        done = first_line - 1 + sum(part.count(b"\n") for part in parts)
         where = f"after line {done}" if done else "before the first complete line"
         raise FormatError(
             source, done,
             f"truncated or corrupt gzip data {where} (the last line read in full): {error}",
         ) from None
-    text = pending + b"".join(parts)
-    if at_start:
-        text = _drop_bom(text)
+    text = b"".join(parts)
     if text:
         yield text, first_line
 
 
-def _drop_bom(text: bytes) -> bytes:
-    return text[len(_BOM):] if text.startswith(_BOM) else text
+def _long_line_at(chunk: bytes, first: int, last: int, limit: int) -> int:
+    """Where the first line longer than ``limit`` bytes starts among the whole lines of
+    ``chunk`` after its newline at ``first`` up to its newline at ``last``; -1 if none."""
+    if last - first - 1 <= limit:
+        return -1
+    ends = np.flatnonzero(np.frombuffer(chunk, np.uint8, last - first + 1, first) == 10)
+    lengths = np.diff(ends) - 1
+    long = np.flatnonzero(lengths > limit)
+    return -1 if not len(long) else first + int(ends[long[0]]) + 1
+
+
+def _long_line_error(source: str, line: int, prefix: bytes, limit: int) -> FormatError:
+    """The error for line ``line``, longer than ``limit`` bytes, whose first ``limit``
+    bytes are ``prefix``: what is wrong within them, in the order the checks of
+    :func:`_parse_batch` come (UTF-8, NUL, carriage return), else its length."""
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(prefix, final=False)
+        bad = -1
+    except UnicodeDecodeError as error:
+        bad = error.start
+    if bad >= 0:
+        message = f"not valid UTF-8: byte 0x{prefix[bad]:02x} at column {bad + 1}"
+    elif b"\0" in prefix:
+        message = _NUL_MESSAGE
+    elif b"\r" in prefix and _INNER_CR.search(prefix):
+        message = _CR_MESSAGE
+    else:
+        message = (f"line longer than {limit:,} bytes, the most a line may have (set "
+                   f"CUMGAIN_MAX_LINE_BYTES or cumgain.trec_io.MAX_LINE_BYTES to read it)")
+    return FormatError(source, line, message, _shown(prefix))
+
+
+def _text_chunks(stream: BinaryIO) -> Iterator[bytes]:
+    """The chunks of :func:`_chunks`, a UTF-8 byte order mark at the start dropped."""
+    head = b""
+    chunks = _chunks(stream)
+    for chunk in chunks:
+        head += chunk
+        if len(head) >= len(_BOM):
+            break
+    yield head[len(_BOM):] if head.startswith(_BOM) else head
+    yield from chunks
 
 
 def _chunks(stream: BinaryIO) -> Iterator[bytes]:
-    """The bytes of the stream, gunzipped when it starts with the gzip magic."""
+    """The bytes of the stream, gunzipped when it starts with the gzip magic, in pieces
+    of at most ``_READ`` bytes (a gzip bomb is decompressed a piece at a time)."""
     head = stream.read(_READ)
     while 0 < len(head) < len(_GZIP_MAGIC):     # a short read must not hide the magic
         more = stream.read(_READ)
@@ -513,52 +626,61 @@ def _chunks(stream: BinaryIO) -> Iterator[bytes]:
     data = head
     decoder = None                  # None between gzip members
     while True:
-        if not data:
-            data = stream.read(_READ)
-            if not data:
-                if decoder is not None:
-                    raise _Corrupt("the compressed stream ends early")
-                return
         if decoder is None:
+            if not data:
+                data = stream.read(_READ)
+                if not data:
+                    return
             data = data.lstrip(b"\0")   # zero padding after a member, as gzip allows
             if not data:
                 continue
             decoder = zlib.decompressobj(wbits=31)
         backup = decoder.copy()
         try:
-            out = decoder.decompress(data)
+            out = decoder.decompress(data, _READ)
         except zlib.error as error:
-            yield _salvage(backup, data)
+            yield from _salvage(backup, data)
             raise _Corrupt(str(error)) from None
-        data = b""
         if out:
             yield out
         if decoder.eof:
-            data = decoder.unused_data
-            decoder = None
+            data, decoder = decoder.unused_data, None
+            continue
+        data = decoder.unconsumed_tail
+        if not data and not out:        # the decoder wants more input
+            data = stream.read(_READ)
+            if not data:
+                raise _Corrupt("the compressed stream ends early")
 
 
-def _salvage(decoder, data: bytes) -> bytes:
-    """What ``decoder`` can decompress from ``data`` before the error that a
-    single ``decompress(data)`` call raised (zlib discards that call's output)."""
-    out = []
+def _salvage(decoder, data: bytes) -> Iterator[bytes]:
+    """What ``decoder`` can decompress from ``data`` before the error that
+    decompressing it raised (zlib discards the output of the call that fails), in
+    pieces of at most about ``_READ`` bytes."""
     for start in range(0, len(data), 4096):
         piece = data[start:start + 4096]
-        backup = decoder.copy()
-        try:
-            out.append(decoder.decompress(piece))
-        except zlib.error:
-            for i in range(len(piece)):
-                try:
-                    out.append(backup.decompress(piece[i:i + 1]))
-                except zlib.error:
-                    break
-            break
-    return b"".join(out)
+        while piece:
+            backup = decoder.copy()
+            try:
+                out = decoder.decompress(piece, _READ)
+            except zlib.error:
+                for i in range(len(piece)):
+                    try:
+                        yield backup.decompress(piece[i:i + 1])
+                    except zlib.error:
+                        return
+                return
+            yield out
+            piece = decoder.unconsumed_tail
+            if decoder.eof:
+                return
 
 
 # A carriage return followed, on the same line, by more fields (CRLF is fine).
 _INNER_CR = re.compile(rb"\r[ \t\r\v\f]*[^ \t\r\v\f\n]")
+_NUL_MESSAGE = "NUL byte in the line (not allowed in a text file)"
+_CR_MESSAGE = ("carriage return inside the line (old Mac line ends? lines must end with "
+               "\\n)")
 
 
 def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
@@ -582,13 +704,11 @@ def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
                      f"not valid UTF-8: byte 0x{text[bad]:02x} at column {bad - start + 1}")
     nul = text.find(b"\0")
     if nul >= 0:
-        _raise_first(text, first_line, text.count(b"\n", 0, nul), source, kind,
-                     "NUL byte in the line (not allowed in a text file)")
+        _raise_first(text, first_line, text.count(b"\n", 0, nul), source, kind, _NUL_MESSAGE)
     inner_cr = _INNER_CR.search(text) if b"\r" in text else None
     if inner_cr is not None:
         _raise_first(text, first_line, text.count(b"\n", 0, inner_cr.start()), source, kind,
-                     "carriage return inside the line (old Mac line ends? lines must end "
-                     "with \\n)")
+                     _CR_MESSAGE)
     if not text.endswith(b"\n"):
         text += b"\n"
     n_lines = text.count(b"\n")

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pytest
 
-from cumgain import TopicsWarning, evaluate
+from cumgain import TopicsWarning, evaluate, trec_io
 from cumgain.exceptions import FormatError
 from cumgain.native import read_ranked
 from cumgain.trec_io import DuplicatesDroppedWarning, read_qrels, read_run
@@ -150,14 +150,101 @@ def test_final_line_without_newline_is_read(tmp_path):
     assert result.means["num_ret"] == 4
 
 
-def test_a_line_longer_than_any_buffer(tmp_path):
-    """A 40 MiB docno: five times the native reader's 8 MiB block, read whole, in
-    linear time (the pieces are joined once)."""
+def test_a_line_longer_than_any_buffer(tmp_path, monkeypatch):
+    """A 40 MiB docno, under a limit raised to 64 MiB: forty times the native reader's
+    1 MiB block, read whole, in linear time (the pieces are joined once)."""
+    monkeypatch.setattr(trec_io, "MAX_LINE_BYTES", 64 << 20)
     long_docno = "x" * (40 << 20)
     qrels = QRELS + f"q1 0 {long_docno} 3\n"
     run = f"q1 Q0 {long_docno} 1 1.5 t\n" + RUN
     result = same_both_ways(*files(tmp_path, qrels, run))
     assert result.values["P_1"][0] == 1.0 and result.values["num_rel_ret"][0] == 3
+
+
+@pytest.mark.parametrize("how", ["constant", "environment"])
+@pytest.mark.parametrize("where", ["middle", "last line, no newline"])
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("bad_file", ["qrels", "run"])
+def test_a_line_longer_than_the_limit_is_an_error_naming_it(tmp_path, monkeypatch, how, where,
+                                                            gz, bad_file):
+    """The limit (cumgain.trec_io.MAX_LINE_BYTES, else CUMGAIN_MAX_LINE_BYTES, else
+    1 MiB) bounds what a line may cost; a line of exactly the limit is read, one byte
+    more is an error naming the line, on both paths (the native one steps aside)."""
+    if how == "constant":
+        monkeypatch.setattr(trec_io, "MAX_LINE_BYTES", 100)
+    else:
+        monkeypatch.setenv("CUMGAIN_MAX_LINE_BYTES", "100")
+    fits = "q1 Q0 " + "x" * 86 + " 9 0.1 t"             # 100 bytes
+    too_long = "q1 Q0 " + "y" * 87 + " 9 0.1 t"         # 101 bytes
+    if bad_file == "qrels":
+        fits, too_long = "q1 0 " + "x" * 93 + " 1", "q1 0 " + "y" * 94 + " 1"
+    assert (len(fits), len(too_long)) == (100, 101)
+    good = (QRELS if bad_file == "qrels" else RUN) + fits + "\n"
+    bad = good + too_long + ("\nq2 Q0 d2 1 0.1 t\n" if bad_file == "run" else "\nq2 0 d2 1\n") \
+        if where == "middle" else good + too_long
+    line = good.count("\n") + 1
+
+    def data(text):
+        return gzip.compress(text.encode()) if gz else text
+
+    qrels, run = (data(bad), RUN) if bad_file == "qrels" else (QRELS, data(bad))
+    expect_error(tmp_path, qrels, run, bad_file, line, "line longer than 100 bytes")
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    assert read_ranked(qrels_path, run_path, ties="docno_desc", score_precision="float64",
+                       seed=0, depth=None) is None
+    fine = (data(good), RUN) if bad_file == "qrels" else (QRELS, data(good))
+    same_both_ways(*files(tmp_path / "fits", *fine))
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("bad_file", ["qrels", "run"])
+def test_a_file_of_nul_bytes_is_refused_at_line_1_in_bounded_memory(tmp_path, gz, bad_file):
+    """64 MiB of NUL bytes (the gzip case: 256 MiB in a 250 KB bomb) and no newline: the
+    NUL error at line 1 once the first line passes the limit, holding a few MiB (the
+    native reader once doubled its buffer to the whole file, then the reference reader
+    read it all again: 1 GiB took 17.6 s and 3.1 GB)."""
+    import tracemalloc
+    if gz:
+        data = gzip.compress(b"\0" * (256 << 20), compresslevel=1)
+    else:
+        data = b"\0" * (64 << 20)
+    qrels, run = (data, RUN) if bad_file == "qrels" else (QRELS, data)
+    tracemalloc.start()
+    try:
+        expect_error(tmp_path, qrels, run, bad_file, 1, "NUL byte in the line")
+        qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+        with pytest.raises(FormatError, match=":1: NUL byte"):
+            (read_qrels if bad_file == "qrels" else read_run)(
+                qrels_path if bad_file == "qrels" else run_path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < (16 << 20) + len(data), f"peak {peak / 2 ** 20:.1f} MiB"
+    assert peak - len(data) < 16 << 20
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
+def test_dev_zero_as_a_run_is_refused_at_line_1(tmp_path):
+    """/dev/zero never ends: refused at its first line (the reference reader, which
+    takes what is not a regular file, once grew to 2.3 GB in 4 s). In a fresh process
+    whose address space may grow by 1 GiB only, the command line prints one line."""
+    import resource
+    import subprocess
+    import sys
+    qrels_path, _ = files(tmp_path)
+    code = ("import resource, sys\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY))\n"
+            "from cumgain.cli import main\n"
+            "sys.exit(main(['evaluate', sys.argv[1], '/dev/zero', '-m', 'map']))\n")
+    assert resource.getrlimit(resource.RLIMIT_AS)[0] in (resource.RLIM_INFINITY, -1) \
+        or resource.getrlimit(resource.RLIMIT_AS)[0] > 3 << 30
+    completed = subprocess.run([sys.executable, "-c", code, str(qrels_path)],
+                               capture_output=True, text=True, timeout=120,
+                               env={**os.environ, "MALLOC_ARENA_MAX": "1"})
+    assert completed.returncode == 2, completed.stderr[-2000:]
+    assert completed.stderr.startswith(
+        "cumgain evaluate: error: /dev/zero:1: NUL byte in the line"), completed.stderr[-2000:]
+    assert completed.stderr.count("\n") == 1
 
 
 # ------------------------------------------------------------------ duplicates, empty files

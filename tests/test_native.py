@@ -1691,3 +1691,51 @@ def test_a_memory_error_outside_c_names_the_file_too(tmp_path, monkeypatch):
     assert str(error.value) == (f"{qrels_path}: out of memory reading the qrels "
                                 f"(Unable to allocate 8.00 EiB)")
     assert error.value.requested is None
+
+
+# ------------------------------------------------------------------ the line limit
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("bad_file", ["qrels", "run"])
+def test_a_line_past_the_limit_within_a_block_stops_the_c_reader(tmp_path, monkeypatch,
+                                                                 threads, bad_file):
+    """A complete line longer than the limit, well inside a block (and in any part):
+    the C parser stops at it, and the reference reader names it; lines of exactly the
+    limit are read natively."""
+    monkeypatch.setattr(native.trec_io, "MAX_LINE_BYTES", 60)
+    monkeypatch.setattr(native, "PART_BYTES", 1)
+    qrels = [f"{t} 0 d{d} {d % 3}" for t in range(1, 30) for d in range(20)]
+    run = [f"{t} Q0 d{d} {d + 1} {30 - d} t" for t in range(1, 30) for d in range(20)]
+    lines = qrels if bad_file == "qrels" else run
+    at = len(lines) * 2 // 3
+    topic = lines[at].split()[0]
+    fill = 60 - len(f"{topic} 0 x 1") if bad_file == "qrels" else 60 - len(f"{topic} Q0 x 1 1 t")
+    exact = (f"{topic} 0 {'x' * (fill + 1)} 1" if bad_file == "qrels"
+             else f"{topic} Q0 {'x' * (fill + 1)} 1 1 t")
+    assert len(exact) == 60
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    lines.insert(at, exact)
+    qrels_path.write_text("\n".join(qrels) + "\n")
+    run_path.write_text("\n".join(run) + "\n")
+    options = dict(ties="docno_desc", score_precision="float64", seed=0, depth=None,
+                   threads=threads)
+    assert read_ranked(qrels_path, run_path, **options) is not None
+    lines[at] = exact.replace("x", "xy", 1)                 # 61 bytes
+    qrels_path.write_text("\n".join(qrels) + "\n")
+    run_path.write_text("\n".join(run) + "\n")
+    assert read_ranked(qrels_path, run_path, **options) is None
+    bad_path = qrels_path if bad_file == "qrels" else run_path
+    with pytest.raises(FormatError, match=rf"^{re.escape(str(bad_path))}:{at + 1}: line longer "
+                                          rf"than 60 bytes"):
+        evaluate(qrels_path, run_path, ["map"], threads=threads)
+
+
+def test_the_native_blocks_stop_growing_past_the_limit():
+    """_blocks doubles its buffer for a long line only up to the limit: an unfinished
+    line longer than it stops the reading (_LineTooLong), a complete one is the
+    parser's to refuse."""
+    data = b"1 Q0 a 1 1 t\n" + b"x" * (5 << 20) + b"\n"
+    with pytest.raises(native._LineTooLong):
+        list(native._blocks(io.BytesIO(data), max_line=1 << 20))
+    blocks = [bytes(block) for block in native._blocks(io.BytesIO(data), max_line=6 << 20)]
+    assert b"".join(blocks) == data
