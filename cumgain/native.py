@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import os
+import re
 import threading
 import zlib
 from collections.abc import Callable, Mapping
@@ -344,33 +345,95 @@ def auto_threads(threads: Optional[int]) -> int:
     return min(available_cores(), MAX_AUTO_THREADS) if threads is None else threads
 
 
+PROBE_BYTES = 1 << 21       # a probe for a line's topic reads at most this much
+_FIRST_READ = 1 << 12       # ... starting with this much (the usual line is < 100 bytes)
+_END = object()             # what a probe finds past the last data line
+_LONG = object()            # ... and where it would read more than PROBE_BYTES
+
+
+# The first field of a line (C isspace but the newline separates fields), and what ends
+# it: a space, the newline, or nothing (the end of what was read).
+_FIRST_FIELD = re.compile(rb"[ \t\r\v\f]*([^ \t\r\v\f\n]*)([ \t\r\v\f\n]?)")
+
+
+def _probe(raw, x: int):
+    """The first data line that starts at or after offset ``x`` of ``raw`` (comment and
+    blank lines passed over, as the parsers do): ``(start, topic)``; _END if there is
+    none, _LONG if finding it takes reading more than PROBE_BYTES. Only the topic of
+    the line is read, not the rest (a line with a long docno costs nothing more)."""
+    base = max(x - 1, 0)
+    raw.seek(base)
+    window = raw.read(_FIRST_READ)
+    eof = len(window) < _FIRST_READ
+    at, skip = 0, x > 0                 # at: where the line read starts; skip: to its end
+    while True:
+        if skip:
+            newline = window.find(b"\n", at)
+            if newline >= 0:
+                at, skip = newline + 1, False
+                continue
+        else:
+            field = _FIRST_FIELD.match(window, at)
+            topic, after = field.group(1), field.group(2)
+            if after or eof:
+                if topic and not topic.startswith(b"#"):
+                    return base + at, topic
+                if not topic and (after == b"\n" or eof):
+                    if eof and after != b"\n":
+                        return _END
+                    at = field.end()            # a blank line
+                    continue
+                skip = True                     # a comment: on to the next line
+                continue
+        if eof:
+            return _END
+        if len(window) >= PROBE_BYTES:
+            return _LONG
+        wanted = min(len(window), PROBE_BYTES - len(window))
+        more = raw.read(wanted)
+        eof = len(more) < wanted
+        window += more
+
+
 def _next_start(raw, offset: int) -> Optional[int]:
-    """The file offset of the first line after the line holding ``offset`` whose topic
-    (first field) differs from the data line before it. Comment lines (a first field starting with '#') and blank lines
-    are passed over, as the parsers do. None if there is none within SEARCH_BYTES."""
-    raw.seek(offset)
-    pending, position, previous, first, searched = [], offset, None, True, 0
-    while searched < SEARCH_BYTES:
-        chunk = raw.read(1 << 16)
-        if not chunk:
+    """The file offset of a line after the line holding ``offset`` that starts a run
+    topic: its topic (first field) differs from the data line before it; for topics
+    that come one after another, the first such line. Comment and blank lines are
+    passed over, as the parsers do. None if there is none within SEARCH_BYTES, or if a
+    line longer than PROBE_BYTES is in the way.
+
+    A bounded search, not a scan: it probes the lines at doubling distances until one
+    has another topic (or the file ends), then halves the gap between a line of the
+    first topic and one of another until they are next to each other. Each probe reads
+    a few KiB (at most PROBE_BYTES), and there are about 2 log2(SEARCH_BYTES / 4 KiB)
+    of them, however long the topic: a file that is one topic costs a dozen small
+    reads, not a search through 16 MiB per part."""
+    first = _probe(raw, offset + 1)
+    if first is _END or first is _LONG:
+        return None
+    low, topic = first
+    step, high = _FIRST_READ, None
+    while high is None:                 # a line of another topic, or the end
+        if low + step - offset > SEARCH_BYTES:
             return None
-        searched += len(chunk)
-        if b"\n" not in chunk:          # within a long line: joined once its end is read
-            pending.append(chunk)
-            continue
-        lines = b"".join([*pending, chunk]).split(b"\n")
-        pending = [lines.pop()]
-        for line in lines:
-            if first:               # the rest of the line holding ``offset``
-                first = False
-            else:
-                fields = line.split(None, 1)
-                if fields and not fields[0].startswith(b"#"):
-                    if previous is not None and fields[0] != previous:
-                        return position
-                    previous = fields[0]
-            position += len(line) + 1
-    return None
+        found = _probe(raw, low + step)
+        if found is _LONG:
+            return None
+        if found is _END or found[1] != topic:
+            high = low + step
+        else:
+            low, step = found[0], step * 2
+    while high - low > 1:               # probe(low) has the topic, probe(high) has not
+        middle = (low + high) // 2
+        found = _probe(raw, middle)
+        if found is _LONG:
+            return None
+        if found is not _END and found[1] == topic:
+            low = middle
+        else:
+            high = middle
+    found = _probe(raw, high)
+    return None if found is _END or found is _LONG else found[0]
 
 
 def _part_targets(size: int, parts: int, short: int) -> list:
