@@ -587,7 +587,9 @@ cdef inline bint _is_space(char c) noexcept nogil:
 
 
 cdef bint _valid_utf8(const uint8_t* s, Py_ssize_t n) noexcept nogil:
-    """Strict UTF-8 (as Python decodes it) and no NUL byte."""
+    """Strict UTF-8 (as Python decodes it), no NUL byte, and none of the line separators
+    that are not C whitespace (U+0085 NEL, U+2028, U+2029: a line holding one was two
+    records to whatever wrote it, and trec_eval would read the second as more fields)."""
     cdef Py_ssize_t i = 0
     cdef uint8_t c, c1
     cdef uint64_t word
@@ -605,14 +607,15 @@ cdef bint _valid_utf8(const uint8_t* s, Py_ssize_t n) noexcept nogil:
             i += 1
             continue
         if c >= 0xC2 and c <= 0xDF:
-            if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80:
+            if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80 or (c == 0xC2 and s[i + 1] == 0x85):
                 return False
             i += 2
         elif c >= 0xE0 and c <= 0xEF:
             if i + 2 >= n or (s[i + 1] & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80:
                 return False
             c1 = s[i + 1]
-            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0):
+            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0) \
+                    or (c == 0xE2 and c1 == 0x80 and (s[i + 2] == 0xA8 or s[i + 2] == 0xA9)):
                 return False
             i += 3
         elif c >= 0xF0 and c <= 0xF4:
@@ -2073,7 +2076,8 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
     cdef const char* row
     cdef const char* tag_row = NULL
     cdef double score = 0.0     # (set by the parse; gcc cannot tell)
-    cdef int parsed
+    cdef double tag_value
+    cdef int parsed, tag_number
     while position < size:
         r.lines_seen += 1
         row = text + position
@@ -2089,6 +2093,13 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
             continue
         parsed = _parse_number(row + starts[4], ends[4] - starts[4], &score) \
             if n_fields >= 6 else 0
+        if parsed < 0:
+            r.status, r.status_line = NO_MEMORY, r.lines_seen
+            return -1
+        if parsed > 0 and n_fields > 6:     # fields after a tag that is a number: the
+            tag_number = _parse_number(row + starts[5], ends[5] - starts[5], &tag_value)
+            if tag_number != 0:             # columns of a docno with a space, shifted
+                parsed = -1 if tag_number < 0 else 0
         if parsed < 0:
             r.status, r.status_line = NO_MEMORY, r.lines_seen
             return -1

@@ -201,6 +201,22 @@ def _feed(parser, path, where: tuple, max_line: int = -1) -> bool:
         return _feed_blocks(parser, _blocks(stream, max_line=max_line), where)
 
 
+def _compressed(path: str) -> bool:
+    """Whether the file starts with the magic bytes of a compression the readers do not
+    read (bzip2, xz, zstd, zip, ...; gzip inside gzip), see trec_io.compression_of."""
+    with open(path, "rb") as raw:
+        head = raw.read(trec_io._MAGIC_BYTES)
+        if head[:2] != GZIP_MAGIC:
+            return trec_io.compression_of(head) is not None
+        raw.seek(0)
+        try:
+            with gzip.GzipFile(fileobj=raw, mode="rb") as content:
+                head = content.read(trec_io._MAGIC_BYTES)
+        except (OSError, EOFError, zlib.error):
+            return False        # the reading says what is wrong
+        return trec_io.compression_of(head) is not None
+
+
 def _add_dict(parser, source: dict, where: tuple) -> bool:
     """Add a plain dict of dicts and finish; False if the parser stopped."""
     return _fine(parser, parser.add_dict(source), where) \
@@ -513,6 +529,8 @@ def _read_file(make_parser, path, threads: int, run: bool, check: bool = True,
     make_parser's parsers must apply too."""
     source = os.fsdecode(os.fspath(path))
     where = (source, "run" if run else "qrels")
+    if _compressed(source):
+        return None             # the reference reader says with what
     with _reading(*where):
         starts = _part_starts(source, parts_for(threads), SHORT_PARTS_PER_THREAD * threads)
         if len(starts) == 1:

@@ -42,6 +42,12 @@ Files
   and ``rank`` are ignored and not validated: the ranking comes from the score
   alone (trec_eval). Blank lines are skipped (trec_eval). The run's ``tag`` is
   the tag of the **last** data line (what trec_eval prints as ``runid``).
+  *Difference:* a line with fields after a tag that is a number (by the grammar
+  of scores, below) is an error. That is how a docno with a space in it shows:
+  ``q1 Q0 doc 7 3 12.5 run`` has its columns shifted by one, and trec_eval would
+  read docno ``doc`` with the rank ``3`` as its score, silently. (Words after a
+  tag that is not a number are ignored, however many: trec_eval's test suite has
+  them, "reserved for future expansion".)
 * **Numbers** (``score`` and ``rel``) follow one grammar: an optional sign, then
   decimal digits with an optional point and an optional exponent
   (``1``, ``-0.5``, ``.5``, ``5.``, ``1e-3``, ``1E+7``), or ``inf`` /
@@ -64,17 +70,26 @@ Files
   after the last member are accepted, as by :mod:`gzip`. trec_eval cannot read
   gzip at all. A truncated or corrupt stream (bad header, bad data, bad CRC or
   length, non-gzip bytes after a member) is an error naming the last complete
-  line that was read. Files are read in blocks of a few MiB.
+  line that was read. Files are read in blocks of a few MiB. A file that starts
+  with the magic bytes of another compression (bzip2, xz, zstd, zip, 7z, lz4,
+  Unix compress; see :func:`compression_of`), or a gzip file whose content starts
+  with one (gzip twice), is an error at line 0, "compressed with bzip2, not
+  supported", rather than "not valid UTF-8" at line 1.
 * **Paths.** A path is a ``str`` or :class:`os.PathLike`; the ``str`` ``"-"``
   reads ``sys.stdin.buffer`` (trec_eval 10.0) and is reported as ``<stdin>``.
   A file that cannot be opened raises the :class:`OSError` that ``open``
   raises (:class:`FileNotFoundError`, :class:`IsADirectoryError`,
   :class:`PermissionError`), whose message names the path.
-* **Line ends.** Only ``\n`` ends a line, as in trec_eval; ``\r`` is
-  whitespace, so CRLF files read like LF files. A ``\r`` followed by more
+* **Line ends.** Only ``\\n`` ends a line, as in trec_eval; ``\\r`` is
+  whitespace, so CRLF files read like LF files. A ``\\r`` followed by more
   fields on the same line is an error: a file with old Mac (CR-only) line ends
   would otherwise be one long line, read by trec_eval as a single row with the
-  rest silently ignored.
+  rest silently ignored. For the same reason a Unicode line separator anywhere in
+  a line (U+0085 NEXT LINE, U+2028 LINE SEPARATOR, U+2029 PARAGRAPH SEPARATOR,
+  which C ``isspace`` does not know: trec_eval would read what follows as more
+  fields, after a run's tag silently ignored) is an error naming the line and
+  column. Other characters that are not C whitespace (U+00A0, U+3000, the ASCII
+  separators 0x1C-0x1F) are data, as in trec_eval.
 * **Empty input.** A file with no data line (empty, or only comments, or for
   runs only blank lines) is an error with line number 0: "no judgments" /
   "no results" (trec_eval: "Cannot read ... file").
@@ -141,6 +156,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import math
 import os
 import re
 import sys
@@ -161,10 +177,11 @@ __all__ = [
     "Qrels",
     "Run",
     "RunBlock",
+    "compression_of",
     "iter_run_blocks",
     "load_qrels",
-    "max_line_bytes",
     "load_run",
+    "max_line_bytes",
     "qrels_from_dataframe",
     "qrels_from_dict",
     "read_qrels",
@@ -274,6 +291,41 @@ _RUN = _Kind("run", 6, False, 4, "score", False, True, "no results",
 
 class _Corrupt(Exception):
     """The gzip stream cannot be decompressed; the reason is the argument."""
+
+
+class _Compressed(Exception):
+    """The input is compressed in a way the readers do not read; the argument says how."""
+
+
+# Formats the readers do not decompress, by their magic bytes (bzip2: "BZh", the block
+# size, then a block's or the end's magic, so that a topic named "BZh9" stays a topic).
+_COMPRESSED = re.compile(
+    rb"(?P<bzip2>BZh[1-9](?:1AY&SY|\x17rE8P\x90))|(?P<xz>\xfd7zXZ\x00)|"
+    rb"(?P<zstd>\x28\xb5\x2f\xfd)|(?P<zip>PK(?:\x03\x04|\x05\x06|\x07\x08))|"
+    rb"(?P<_7z>7z\xbc\xaf\x27\x1c)|(?P<lz4>\x04\x22\x4d\x18)|"
+    rb"(?P<compress>\x1f\x9d)|(?P<gzip>\x1f\x8b)")
+_MAGIC_BYTES = 10           # the longest magic above
+
+
+def compression_of(head: bytes) -> str | None:
+    """The compression whose magic bytes ``head`` (the first bytes of a file, or of a
+    gzip file's content) starts with, among those the readers do not read: "bzip2",
+    "xz", "zstd", "zip", "7z", "lz4", "compress" or "gzip" (in a file: read; inside a
+    gzip file: gzip twice); None for anything else.
+
+    >>> compression_of(b"BZh91AY&SY..."), compression_of(b"BZh9 Q0 d1 1 2 t")
+    ('bzip2', None)
+    """
+    found = _COMPRESSED.match(head)
+    return None if found is None else found.lastgroup.lstrip("_")
+
+
+def _compression_message(name: str, inside_gzip: bool) -> str:
+    if inside_gzip and name == "gzip":
+        return "compressed with gzip twice, not supported: gunzip it once first"
+    where = " inside gzip" if inside_gzip else ""
+    return (f"compressed with {name}{where}, not supported: decompress it first (plain "
+            f"text and gzip are read)")
 
 
 def read_qrels(path: str | os.PathLike, *, duplicates: str = "error",
@@ -553,6 +605,8 @@ def _batches(stream: BinaryIO, source: str, limit: int | None = None
                 parts = [text[complete:]] if complete < size else []
                 size -= complete
                 complete = 0
+    except _Compressed as error:
+        raise FormatError(source, 0, str(error)) from None
     except _Corrupt as error:
         done = first_line - 1 + sum(part.count(b"\n") for part in parts)
         where = f"after line {done}" if done else "before the first complete line"
@@ -591,6 +645,8 @@ def _long_line_error(source: str, line: int, prefix: bytes, limit: int) -> Forma
         message = _NUL_MESSAGE
     elif b"\r" in prefix and _INNER_CR.search(prefix):
         message = _CR_MESSAGE
+    elif _separator_in(prefix) is not None:
+        message = _separator_message(_separator_in(prefix), 0)
     else:
         message = (f"line longer than {limit:,} bytes, the most a line may have (set "
                    f"CUMGAIN_MAX_LINE_BYTES or cumgain.trec_io.MAX_LINE_BYTES to read it)")
@@ -611,18 +667,42 @@ def _text_chunks(stream: BinaryIO) -> Iterator[bytes]:
 
 def _chunks(stream: BinaryIO) -> Iterator[bytes]:
     """The bytes of the stream, gunzipped when it starts with the gzip magic, in pieces
-    of at most ``_READ`` bytes (a gzip bomb is decompressed a piece at a time)."""
+    of at most ``_READ`` bytes (a gzip bomb is decompressed a piece at a time); another
+    compression's magic, at the start or inside the gzip, raises _Compressed."""
     head = stream.read(_READ)
-    while 0 < len(head) < len(_GZIP_MAGIC):     # a short read must not hide the magic
+    while 0 < len(head) < _MAGIC_BYTES:         # a short read must not hide a magic
         more = stream.read(_READ)
         if not more:
             break
         head += more
     if not head.startswith(_GZIP_MAGIC):
+        name = compression_of(head)
+        if name is not None:
+            raise _Compressed(_compression_message(name, False))
         while head:
             yield head
             head = stream.read(_READ)
         return
+    content = _gunzipped(stream, head)
+    start = b""
+    try:
+        for piece in content:                   # the content's first bytes, for a magic
+            start += piece
+            if len(start) >= _MAGIC_BYTES:
+                break
+    except _Corrupt:
+        yield start                             # (the lines read in full before it)
+        raise
+    name = compression_of(start)
+    if name is not None:
+        raise _Compressed(_compression_message(name, True))
+    if start:
+        yield start
+    yield from content
+
+
+def _gunzipped(stream: BinaryIO, head: bytes) -> Iterator[bytes]:
+    """The gzip stream that starts with ``head``, decompressed (see _chunks)."""
     data = head
     decoder = None                  # None between gzip members
     while True:
@@ -681,6 +761,23 @@ _INNER_CR = re.compile(rb"\r[ \t\r\v\f]*[^ \t\r\v\f\n]")
 _NUL_MESSAGE = "NUL byte in the line (not allowed in a text file)"
 _CR_MESSAGE = ("carriage return inside the line (old Mac line ends? lines must end with "
                "\\n)")
+# The line separators of Unicode that C isspace does not know (so trec_eval would read
+# what follows one as more fields of the same line).
+_SEPARATOR = re.compile(rb"\xc2\x85|\xe2\x80[\xa8\xa9]")
+_SEPARATOR_NAMES = {b"\xc2\x85": "U+0085 NEXT LINE", b"\xe2\x80\xa8": "U+2028 LINE SEPARATOR",
+                    b"\xe2\x80\xa9": "U+2029 PARAGRAPH SEPARATOR"}
+
+
+def _separator_in(text: bytes):
+    """The first Unicode line separator in ``text`` (valid UTF-8), or None."""
+    if b"\xc2\x85" not in text and b"\xe2\x80" not in text:
+        return None
+    return _SEPARATOR.search(text)
+
+
+def _separator_message(found, line_start: int) -> str:
+    return (f"{_SEPARATOR_NAMES[found.group()]} at column {found.start() - line_start + 1}: "
+            f"only \\n ends a line, so the rest would be read as more fields of this one")
 
 
 def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
@@ -709,6 +806,10 @@ def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
     if inner_cr is not None:
         _raise_first(text, first_line, text.count(b"\n", 0, inner_cr.start()), source, kind,
                      _CR_MESSAGE)
+    separator = _separator_in(text)
+    if separator is not None:
+        _raise_first(text, first_line, text.count(b"\n", 0, separator.start()), source, kind,
+                     _separator_message(separator, text.rfind(b"\n", 0, separator.start()) + 1))
     if not text.endswith(b"\n"):
         text += b"\n"
     n_lines = text.count(b"\n")
@@ -737,13 +838,23 @@ def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
     comment = np.fromiter(map(bytes.startswith, firsts, repeat(b"#")), bool, len(nonblank))
     keep[nonblank[comment]] = False
     bad = (counts != kind.n_fields) if kind.exact else (counts < kind.n_fields)
+    if kind.has_tag:            # fields after a tag that is a number: see _shifted
+        longer = np.flatnonzero(keep & (counts > kind.n_fields))
+        bad[longer[_shifted([tokens[i] for i in (starts[longer] + 5).tolist()])]] = True
     bad &= keep
     if bad.any():
         i = int(np.argmax(bad))
-        expected = "" if kind.exact else "at least "
-        _raise_first(text, first_line, i, source, kind,
-                     f"expected {expected}{kind.n_fields} fields ({kind.layout}), "
-                     f"found {counts[i]}")
+        if counts[i] < kind.n_fields or kind.exact:
+            expected = "" if kind.exact else "at least "
+            message = f"expected {expected}{kind.n_fields} fields ({kind.layout}), found " \
+                      f"{counts[i]}"
+        else:
+            tag = tokens[starts[i] + 5].decode()
+            message = (f"the tag {tag!r} is a number and {counts[i] - kind.n_fields} more "
+                       f"field(s) follow it: the columns of a docno with a space in it, "
+                       f"shifted by one (trec_eval would read the rank as the score); "
+                       f"docnos cannot contain whitespace")
+        _raise_first(text, first_line, i, source, kind, message)
     kept = np.flatnonzero(keep)
     if not len(kept):
         return None
@@ -758,6 +869,16 @@ def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
             list(map(column, (starts + kind.value_field).tolist())),
             (kept + first_line).astype(np.int64),
             tokens[starts[-1] + 5] if kind.has_tag else None)
+
+
+def _shifted(tags: list[bytes]) -> np.ndarray:
+    """For the tags of run lines that have fields after the tag: whether each is a
+    number (by the grammar of scores: not NaN). A docno with a space in it (``q1 Q0
+    doc 7 3 12.5 run``) shifts the columns by one, so that the rank is read as the
+    score and the score as the tag, with the tag after it; trec_eval reads such a
+    line without a word, so it is an error here."""
+    return np.fromiter((_is_float(tag) and b"_" not in tag and not math.isnan(float(tag))
+                        for tag in tags), bool, len(tags))
 
 
 def _is_float(token: bytes) -> bool:

@@ -145,6 +145,96 @@ def test_a_carriage_return_inside_a_line_is_an_error(tmp_path, qrels, run, bad_f
                        seed=0, depth=None, duplicates="error") is None
 
 
+@pytest.mark.parametrize("separator, name", [("\u2028", "U+2028 LINE SEPARATOR"),
+                                             ("\u0085", "U+0085 NEXT LINE"),
+                                             ("\u2029", "U+2029 PARAGRAPH SEPARATOR")])
+@pytest.mark.parametrize("bad_file", ["qrels", "run"])
+def test_a_unicode_line_separator_inside_a_line_is_an_error(tmp_path, separator, name,
+                                                           bad_file):
+    """Two records joined by U+2028 (or NEL, or U+2029) are one line to trec_eval (lines
+    end at \\n, fields split on C isspace, which knows none of them): in a run the
+    second record would be fields after the tag, silently lost. Refused, naming the
+    line and the column, on both paths."""
+    if bad_file == "run":
+        qrels, run = QRELS, "q1 Q0 d1 1 0.9 t" + separator + "q1 Q0 d2 2 0.8 t\n" + RUN[34:]
+        column = len("q1 Q0 d1 1 0.9 t") + 1
+    else:
+        qrels, run = "q1 0 d1 2" + separator + "q1 0 d2 0\n" + QRELS[20:], RUN
+        column = len("q1 0 d1 2") + 1
+    expect_error(tmp_path, qrels, run, bad_file, 1, f"{name} at column {column}: only \\n ends a "
+                 f"line, so the rest would be read as more fields of this one")
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    assert read_ranked(qrels_path, run_path, ties="docno_desc", score_precision="float64",
+                       seed=0, depth=None) is None
+
+
+@pytest.mark.parametrize("run, line", [
+    (RUN.replace("q1 Q0 d2 2", "q1 Q0 d 2 2"), 2),         # docno "d 2"
+    ("q1 Q0 d 1 1 0.9 t\n" + RUN[17:], 1),                  # ... on the first line
+], ids=["docno-with-a-space", "on-the-first-line"])
+def test_a_docno_with_a_space_is_an_error(tmp_path, run, line):
+    """trec_eval splits at whitespace and ignores fields after the tag, so a docno with a
+    space in it shifts the columns by one: its rank is read as the score and its score
+    as the tag, silently. Fields after a tag that is a number are an error naming the
+    line; words after a tag that is not (trec_eval's own test files have them) are
+    ignored."""
+    expect_error(tmp_path, QRELS, run, "run", line, "is a number and 1 more field(s) follow "
+                 "it: the columns of a docno with a space in it, shifted by one")
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    assert read_ranked(qrels_path, run_path, ties="docno_desc", score_precision="float64",
+                       seed=0, depth=None) is None
+
+
+def _compressed(name: str, data: bytes) -> bytes:
+    import bz2
+    import io
+    import lzma
+    import zipfile
+    if name == "bzip2":
+        return bz2.compress(data)
+    if name == "xz":
+        return lzma.compress(data)
+    if name == "zip":
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            archive.writestr("run.txt", data)
+        return buffer.getvalue()
+    if name == "gzip twice":
+        return gzip.compress(gzip.compress(data))
+    if name == "bzip2 inside gzip":
+        return gzip.compress(bz2.compress(data))
+    magic = {"zstd": b"\x28\xb5\x2f\xfd", "7z": b"7z\xbc\xaf\x27\x1c",
+             "lz4": b"\x04\x22\x4d\x18", "compress": b"\x1f\x9d\x90"}[name]
+    return magic + bytes(range(256))        # (a header is all the readers look at)
+
+
+@pytest.mark.parametrize("name", ["bzip2", "xz", "zip", "zstd", "7z", "lz4", "compress",
+                                  "gzip twice", "bzip2 inside gzip"])
+@pytest.mark.parametrize("bad_file", ["qrels", "run"])
+def test_a_file_compressed_otherwise_than_with_gzip_says_so(tmp_path, name, bad_file):
+    """Told by its magic bytes (at the start, or at the start of a gzip file's content),
+    on both paths: not "not valid UTF-8" at line 1."""
+    qrels, run = QRELS, RUN
+    if bad_file == "qrels":
+        qrels = _compressed(name, QRELS.encode())
+    else:
+        run = _compressed(name, RUN.encode())
+    if name == "gzip twice":
+        words = "compressed with gzip twice, not supported: gunzip it once first"
+    elif name == "bzip2 inside gzip":
+        words = "compressed with bzip2 inside gzip, not supported"
+    else:
+        words = f"compressed with {name}, not supported: decompress it first"
+    expect_error(tmp_path, qrels, run, bad_file, 0, words)
+
+
+def test_a_topic_that_looks_like_a_magic_number_is_a_topic(tmp_path):
+    qrels = QRELS.replace("q1", "BZh9")
+    run = RUN.replace("q1", "BZh9")
+    result = same_both_ways(*files(tmp_path, qrels, run))
+    assert result.topics == ("BZh9", "q2")
+
+
 def test_final_line_without_newline_is_read(tmp_path):
     result = same_both_ways(*files(tmp_path, QRELS.rstrip("\n"), RUN.rstrip("\n")))
     assert result.means["num_ret"] == 4

@@ -78,7 +78,7 @@ def collections(draw):
             qrels_lines.append(f"{topic}{sep}0 {docno} {draw(levels)}")
     for topic in draw(st.lists(topics, min_size=1, max_size=4, unique=True)):
         for rank, docno in enumerate(draw(st.lists(docnos, min_size=1, max_size=7, unique=True))):
-            extra = draw(st.sampled_from(["", " extra", "\r"]))
+            extra = draw(st.sampled_from(["", " extra", "\r", " 1.5 words"]))
             run_lines.append(f"{topic} Q0 {docno} {rank + 1} {draw(scores)} tag{topic}{extra}")
     if not qrels_lines:
         qrels_lines.append("1 0 d1 1")
@@ -114,6 +114,9 @@ BAD_LINES = [
     "1 0 d1 1_0",
     "",                         # blank line in qrels
     "1 0 d\x00 1",
+    "1 0 d\u20281 1",           # a Unicode line separator (U+2028, U+0085, U+2029)
+    "1 0 d1 1\u0085",
+    "\u2029",
 ]
 
 
@@ -129,7 +132,8 @@ def test_bad_qrels_lines_step_aside_and_the_reference_words_the_error(tmp_path, 
 
 
 @pytest.mark.parametrize("bad", ["1 Q0 b 2 1.0", "1 Q0 b 2 x t", "1 Q0 b 2 nan t",
-                                 "1 Q0 b 2 1e t", "1 Q0 a 2 0.5 t"])
+                                 "1 Q0 b 2 1e t", "1 Q0 a 2 0.5 t", "1 Q0 b\u2028 2 1.0 t",
+                                 "1 Q0 b c 2 1.0 t", "1 Q0 b 2 1.0 inf x"])
 def test_bad_run_lines_step_aside(tmp_path, bad):
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     qrels_path.write_text("1 0 a 1\n")

@@ -219,6 +219,28 @@ def test_uniform_and_ragged_lines_give_the_same_columns(tmp_path):
     assert (a.tag, b.tag) == ("t", "u")
 
 
+@pytest.mark.parametrize("line, words", [
+    ("1 Q0 doc 7 3 12.5 run", "the tag '12.5' is a number and 1 more field(s) follow it"),
+    ("1 Q0 a b 7 3 12.5 run", "score 'b' is not a number"),           # shifted by two
+    ("1 Q0 a 7 3 -inf x y", "the tag '-inf' is a number and 2 more field(s) follow it"),
+])
+@pytest.mark.parametrize("batch", [1 << 23, 16])
+def test_fields_after_a_tag_that_is_a_number_are_an_error(tmp_path, line, words, batch):
+    """A docno with a space in it shifts the columns by one: its rank is read as the
+    score and its score as the tag, with fields after it. Words after a tag that is not
+    a number are ignored (trec_eval's results.trunc has them); so is a tag that is a
+    number with nothing after it."""
+    path = write(tmp_path, "r.txt", "1 Q0 a 1 1 t\n1 Q0 b 2 1 t more words\n" + line + "\n")
+    with pytest.raises(FormatError) as excinfo:
+        read_with_small_blocks(read_run, path, batch, 8)
+    check_error(excinfo, path, 3, words)
+    with pytest.raises(FormatError) as in_blocks:
+        list(trec_io.iter_run_blocks(path, block_bytes=8))
+    assert str(in_blocks.value) == str(excinfo.value)
+    fine = read_run(write(tmp_path, "f.txt", "1 Q0 a 1 1 7\n1 Q0 b 2 1 nan x\n1 Q0 c 2 1 t 5\n"))
+    assert fine.docnos.tolist() == ["a", "b", "c"] and fine.tag == "t"
+
+
 @functools.lru_cache(maxsize=None)
 def libc_strtod():
     libc = ctypes.CDLL(ctypes.util.find_library("c"))
@@ -252,6 +274,14 @@ def test_number_grammar_matches_c_strtod_bit_for_bit(text):
 
 # ----------------------------------------------------------------------------- the oracle
 
+def is_number(text: str) -> bool:
+    """The grammar of scores, but NaN (see test_number_grammar_matches_c_strtod_bit_for_bit)."""
+    try:
+        return "_" not in text and not math.isnan(float(text))
+    except ValueError:
+        return False
+
+
 def naive_parse(data: bytes, kind: str, duplicates: str = "error"):
     """trec_io's rules, line by line: returns the same shape as ``columns()``."""
     text = data.decode("utf-8")
@@ -275,6 +305,7 @@ def naive_parse(data: bytes, kind: str, duplicates: str = "error"):
             topic, docno, value = fields[0], fields[2], float(fields[3])
         else:
             assert len(fields) >= 6
+            assert len(fields) == 6 or not is_number(fields[5]), "a shifted docno"
             topic, docno, value, tag = fields[0], fields[2], float(fields[4]), fields[5]
         if (topic, docno) in seen:
             assert duplicates == "first"
