@@ -18,23 +18,35 @@ documents are ranked where they are, from the UTF-8 of the dict's own keys.
 
 The parsers validate everything the pure-Python reference (``cumgain.trec_io``)
 validates: field counts, the number grammar, strict UTF-8, NUL bytes, blank lines in
-qrels, duplicate documents. They do not format messages: on any problem they stop
-and report ``status`` and the line; the caller then lets the reference reader raise
-its exact error. The same happens for inputs the streaming design does not cover
-(a run whose topics are not contiguous). No global state: one instance per file.
+qrels, duplicate documents, lines longer than ``max_line_bytes``. They do not format
+messages: on any problem they stop and report ``status`` and the line; the caller
+then lets the reference reader raise its exact error. The same happens for inputs the streaming design does not cover
+(a run whose topics are not contiguous) or the layout does not hold (TOO_BIG). An
+allocation that fails stops them with NO_MEMORY and ``failed_bytes``, which the
+caller raises as a MemoryError (every allocation goes through _alloc.h). No global
+state: one instance per file.
 """
 from libc.stdint cimport int64_t, uint64_t, int8_t, uint8_t, int32_t, uint32_t
-from libc.stdlib cimport malloc, calloc, realloc, free, strtod
+from libc.stdlib cimport free, strtod
 from libc.string cimport memcpy, memcmp, memchr, memset
 from libc.math cimport isnan, isinf, signbit
 
 from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.dict cimport PyDict_Next, PyDict_Size
+from cpython.exc cimport PyErr_Clear, PyErr_Occurred
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from cpython.ref cimport PyObject
 
 import threading
 
 import numpy as np
+
+cdef extern from "_alloc.h":
+    void* cg_malloc(size_t n) noexcept nogil
+    void* cg_calloc(size_t count, size_t item) noexcept nogil
+    void* cg_realloc(void* old, size_t n) noexcept nogil
+    size_t cg_take_failed_bytes() noexcept nogil
+    size_t cg_set_allocation_limit(size_t n) noexcept nogil
 
 cdef extern from "_scan.h":
     Py_ssize_t cg_split64(const char* p, Py_ssize_t available, Py_ssize_t* starts,
@@ -54,7 +66,8 @@ cdef extern from *:
     void cg_prefetch(const void* address) noexcept nogil
 
 cdef extern from "Python.h":
-    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+    # without an exception check: the callers test the result (see _utf8, _exact_number)
+    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size)
     bint PyUnicode_IS_COMPACT_ASCII(object o)
     void* PyUnicode_DATA(object o)
     Py_ssize_t PyUnicode_GET_LENGTH(object o)
@@ -63,7 +76,7 @@ cdef extern from "Python.h":
     bint PyFloat_CheckExact(object o)
     bint PyLong_CheckExact(object o)
     double PyFloat_AS_DOUBLE(object o)
-    double PyLong_AsDouble(object o) except? -1.0
+    double PyLong_AsDouble(object o)
 
 # status codes
 STATUS_OK = 0
@@ -75,6 +88,11 @@ STATUS_APPENDED = 5        # a table whose rows were appended to another: no lon
 STATUS_QRELS_DUPLICATE = 6  # a docno twice in one topic of a table finished unchecked,
                             # found by a ranker (see QrelsTable.finish)
 STATUS_RELEASED = 7         # a table whose memory was given back (QrelsTable.release)
+STATUS_TOO_BIG = 8          # past what the layout holds (a qrels segment's 4 GiB of docnos,
+                            # 2**32 - 2 topic ids, a topic of 2**32 documents): the
+                            # reference reader takes the input. Not a failure: running
+                            # out of memory is STATUS_NO_MEMORY (failed_bytes says how much
+                            # the request that failed asked for)
 
 # QrelsTable.finish(threads): at least this many judgments per thread checking duplicates
 CHECK_ROWS_PER_THREAD = 1 << 18
@@ -105,6 +123,7 @@ cdef enum:
     APPENDED = 5
     QRELS_DUPLICATE = 6
     RELEASED = 7
+    TOO_BIG = 8
 
 cdef enum:
     MAX_FIELDS = 6
@@ -164,7 +183,7 @@ cdef int _reserve(void** data, Py_ssize_t* capacity, Py_ssize_t needed,
     while new_capacity < needed:
         new_capacity *= 2
     new_capacity = _large(new_capacity, item)
-    grown = realloc(data[0], new_capacity * item)
+    grown = cg_realloc(data[0], new_capacity * item)
     if grown == NULL:
         return -1
     data[0] = grown
@@ -183,7 +202,7 @@ cdef int _extend(void** data, Py_ssize_t* size, Py_ssize_t* capacity, const void
         return 0
     if at + n > capacity[0]:
         new_capacity = _large(at + n, item)
-        grown = realloc(data[0], new_capacity * item)
+        grown = cg_realloc(data[0], new_capacity * item)
         if grown == NULL:
             return -1
         data[0], capacity[0] = grown, new_capacity
@@ -423,7 +442,7 @@ cdef int _strings_init(Strings* s) noexcept nogil:
     if _push_int64(&s.starts, 0) != 0:
         return -1
     s.n_slots = 64
-    s.slots = <uint64_t*>calloc(s.n_slots, 8)
+    s.slots = <uint64_t*>cg_calloc(s.n_slots, 8)
     return 0 if s.slots != NULL else -1
 
 
@@ -454,7 +473,7 @@ cdef inline bint _strings_equal(Strings* s, int64_t index, const char* text,
 cdef int _strings_grow(Strings* s) noexcept nogil:
     """Twice the slots, each string placed by the tag its slot holds."""
     cdef Py_ssize_t n = s.n_slots * 2, i, slot
-    cdef uint64_t* slots = <uint64_t*>calloc(n, 8)
+    cdef uint64_t* slots = <uint64_t*>cg_calloc(n, 8)
     if slots == NULL:
         return -1
     for i in range(s.n_slots):
@@ -501,14 +520,15 @@ cdef inline int64_t _strings_find_after(Strings* s, int64_t previous, const char
 
 
 cdef int64_t _strings_add(Strings* s, const char* text, Py_ssize_t n) noexcept nogil:
-    """The index of ``text``, interning it if new; -2 when out of memory."""
+    """The index of ``text``, interning it if new; -2 when out of memory, -3 past
+    MAX_STRINGS (see _stop_code)."""
     cdef uint64_t tag = _tag(_hash(text, n, 0))
     cdef Py_ssize_t slot
     cdef int64_t index = _strings_probe(s, text, n, tag, &slot)
     if index >= 0:
         return index
     if <uint64_t>_strings_count(s) >= MAX_STRINGS:
-        return -2
+        return -3
     if 2 * (_strings_count(s) + 1) > s.n_slots:
         if _strings_grow(s) != 0:
             return -2
@@ -522,10 +542,25 @@ cdef int64_t _strings_add(Strings* s, const char* text, Py_ssize_t n) noexcept n
 
 cdef int64_t _strings_add_new(Strings* s, const char* text, Py_ssize_t n) noexcept nogil:
     """Intern ``text`` if it is new: its index; -1 if it was there already, -2 when out
-    of memory."""
+    of memory, -3 past MAX_STRINGS."""
     cdef Py_ssize_t before = _strings_count(s)
     cdef int64_t index = _strings_add(s, text, n)
     return -1 if 0 <= index < before else index
+
+
+cdef inline int _stop_code(int64_t failure) noexcept nogil:
+    """The status for a helper's failure code: -3 (past what the layout holds) TOO_BIG,
+    else (-2, or -1 where that is the only failure) NO_MEMORY."""
+    return TOO_BIG if failure == -3 else NO_MEMORY
+
+
+cdef inline int _settled(int* status, size_t* failed_bytes) noexcept nogil:
+    """``status``, noting (once) the bytes this thread's failed request asked for when it
+    is NO_MEMORY (see _alloc.h). Called by every method, in the thread that did the
+    work, once the work is done; the methods clear the record before they start."""
+    if status[0] == NO_MEMORY and failed_bytes[0] == 0:
+        failed_bytes[0] = cg_take_failed_bytes()
+    return status[0]
 
 
 cdef list _strings_list(Strings* s):
@@ -552,7 +587,9 @@ cdef inline bint _is_space(char c) noexcept nogil:
 
 
 cdef bint _valid_utf8(const uint8_t* s, Py_ssize_t n) noexcept nogil:
-    """Strict UTF-8 (as Python decodes it) and no NUL byte."""
+    """Strict UTF-8 (as Python decodes it), no NUL byte, and none of the line separators
+    that are not C whitespace (U+0085 NEL, U+2028, U+2029: a line holding one was two
+    records to whatever wrote it, and trec_eval would read the second as more fields)."""
     cdef Py_ssize_t i = 0
     cdef uint8_t c, c1
     cdef uint64_t word
@@ -570,14 +607,15 @@ cdef bint _valid_utf8(const uint8_t* s, Py_ssize_t n) noexcept nogil:
             i += 1
             continue
         if c >= 0xC2 and c <= 0xDF:
-            if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80:
+            if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80 or (c == 0xC2 and s[i + 1] == 0x85):
                 return False
             i += 2
         elif c >= 0xE0 and c <= 0xEF:
             if i + 2 >= n or (s[i + 1] & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80:
                 return False
             c1 = s[i + 1]
-            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0):
+            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0) \
+                    or (c == 0xE2 and c1 == 0x80 and (s[i + 2] == 0xA8 or s[i + 2] == 0xA9)):
                 return False
             i += 3
         elif c >= 0xF0 and c <= 0xF4:
@@ -687,20 +725,23 @@ cdef inline bint _fast_decimal(const char* s, Py_ssize_t n, double* value) noexc
     return True
 
 
-cdef inline bint _parse_number(const char* s, Py_ssize_t n, double* value) noexcept nogil:
+cdef inline int _parse_number(const char* s, Py_ssize_t n, double* value) noexcept nogil:
     """The grammar of cumgain.trec_io: [sign] (digits[.digits*] | .digits) [e[sign]digits],
-    or inf / infinity in any case; the value is strtod's. The usual short decimal is
-    read here, in the caller's loop; the rest by _parse_general."""
-    return _fast_decimal(s, n, value) or _parse_general(s, n, value)
+    or inf / infinity in any case; the value is strtod's: 1 if read, 0 if not a number,
+    -1 when out of memory (a field of 128 bytes or more is copied for strtod). The
+    usual short decimal is read here, in the caller's loop; the rest by _parse_general."""
+    if _fast_decimal(s, n, value):
+        return 1
+    return _parse_general(s, n, value)
 
 
-cdef bint _parse_general(const char* s, Py_ssize_t n, double* value) noexcept nogil:
+cdef int _parse_general(const char* s, Py_ssize_t n, double* value) noexcept nogil:
     """_parse_number for any field (the grammar checked, the value from strtod)."""
     cdef Py_ssize_t i = 0, digits = 0
     cdef char local[128]
     cdef char* copy
     if n == 0:
-        return False
+        return 0
     if s[0] == b'+' or s[0] == b'-':
         i = 1
     if _lower_equals(s + i, n - i, b"inf", 3) or _lower_equals(s + i, n - i, b"infinity", 8):
@@ -715,49 +756,59 @@ cdef bint _parse_general(const char* s, Py_ssize_t n, double* value) noexcept no
                 i += 1
                 digits += 1
         if digits == 0:
-            return False
+            return 0
         if i < n and (s[i] == b'e' or s[i] == b'E'):
             i += 1
             if i < n and (s[i] == b'+' or s[i] == b'-'):
                 i += 1
             if i >= n or not (s[i] >= b'0' and s[i] <= b'9'):
-                return False
+                return 0
             while i < n and s[i] >= b'0' and s[i] <= b'9':
                 i += 1
         if i != n:
-            return False
+            return 0
     if n < 128:
         memcpy(local, s, n)
         local[n] = 0
         value[0] = strtod(local, NULL)
-        return True
-    copy = <char*>malloc(n + 1)
+        return 1
+    copy = <char*>cg_malloc(n + 1)
     if copy == NULL:
-        return False
+        return -1
     memcpy(copy, s, n)
     copy[n] = 0
     value[0] = strtod(copy, NULL)
     free(copy)
-    return True
+    return 1
 
 
-cdef inline const char* _utf8(object text, Py_ssize_t* size) except NULL:
+cdef inline const char* _utf8(object text, Py_ssize_t* size) noexcept:
     """The UTF-8 bytes of a str, without a copy: a pure-ASCII str's own characters (the
     usual docno, read as CPython's PyUnicode_AsUTF8AndSize would), else the UTF-8
-    that CPython caches in the str."""
+    that CPython caches in the str; NULL, with no exception set, for a str that has
+    none (a lone surrogate: the caller stops, and the reference reader names it)."""
+    cdef const char* text_bytes
     if PyUnicode_IS_COMPACT_ASCII(text):
         size[0] = PyUnicode_GET_LENGTH(text)
         return <const char*>PyUnicode_DATA(text)
-    return PyUnicode_AsUTF8AndSize(text, size)
+    text_bytes = PyUnicode_AsUTF8AndSize(text, size)
+    if text_bytes == NULL:
+        PyErr_Clear()
+    return text_bytes
 
 
-cdef bint _exact_number(object value, double* out):
-    """An exact int or float (not bool, not numpy) as a double; False for anything else."""
+cdef bint _exact_number(object value, double* out) noexcept:
+    """An exact int or float (not bool, not numpy) as a double; False for anything else,
+    and for an int no double holds (beyond 2**1024; with no exception set: the caller
+    stops, and the reference reader words the error)."""
     if PyFloat_CheckExact(value):
         out[0] = PyFloat_AS_DOUBLE(value)
         return True
     if PyLong_CheckExact(value):
         out[0] = PyLong_AsDouble(value)
+        if out[0] == -1.0 and PyErr_Occurred() != NULL:
+            PyErr_Clear()
+            return False
         return True
     return False
 
@@ -779,6 +830,16 @@ def _set_segment_bytes(Py_ssize_t n):
         raise ValueError(f"a segment holds 0 to {MAX_SEGMENT_BYTES} docno bytes")
     previous, _segment_bytes = _segment_bytes, n
     return previous
+
+
+def _set_allocation_limit(size_t n):
+    """Make every allocation of the reader above ``n`` bytes fail as if the memory had
+    run out (a test hook, see _alloc.h; SIZE_MAX: none); returns the previous limit.
+    Only between readings: the limit is shared by every thread."""
+    return cg_set_allocation_limit(n)
+
+
+NO_ALLOCATION_LIMIT = <size_t>-1         # (for the tests)
 
 
 cdef struct Segment:        # the docnos of the table's rows first_row, first_row + 1, ...
@@ -807,6 +868,8 @@ cdef struct QrelsState:
                            # the topics they join, and check_unused_judgments the rest
     int status
     int64_t status_line
+    size_t failed_bytes    # NO_MEMORY: what the request that failed asked for (0: unknown)
+    Py_ssize_t max_line    # a longer line (bytes, without the newline) stops with BAD_LINE
 
 
 # One topic's judgments index: docno -> qrels row, by open addressing. Only the
@@ -915,7 +978,7 @@ cdef int _scratch_room(uint64_t** data, Py_ssize_t* capacity, Py_ssize_t n) noex
     if n <= capacity[0]:
         return 0
     free(data[0])
-    data[0] = <uint64_t*>calloc(n, 8)
+    data[0] = <uint64_t*>cg_calloc(n, 8)
     if data[0] == NULL:
         capacity[0] = 0
         return -1
@@ -947,11 +1010,12 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
     cdef double value = 0.0     # (set by the parse; gcc cannot tell)
     cdef uint8_t digit
     cdef bint one_digit
+    cdef int parsed = 1, failure
     while position < size:
         q.lines_seen += 1
         row = text + position
         n_fields = _next_line(text, position, size, starts, ends, &length)
-        if not ascii and not _valid_utf8(<const uint8_t*>row, length):
+        if length > q.max_line or (not ascii and not _valid_utf8(<const uint8_t*>row, length)):
             q.status, q.status_line = BAD_LINE, q.lines_seen
             return -1
         position += length + 1
@@ -968,8 +1032,12 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
             return -1
         digit = <uint8_t>row[starts[3]] - 48    # 48 = ord('0'); other bytes wrap above 9
         one_digit = ends[3] - starts[3] == 1 and digit <= 9     # the usual level
-        if not one_digit and (not _parse_number(row + starts[3], ends[3] - starts[3], &value)
-                              or isnan(value) or isinf(value)):
+        if not one_digit:
+            parsed = _parse_number(row + starts[3], ends[3] - starts[3], &value)
+        if parsed < 0:
+            q.status, q.status_line = NO_MEMORY, q.lines_seen
+            return -1
+        if parsed == 0 or (not one_digit and (isnan(value) or isinf(value))):
             q.status, q.status_line = BAD_LINE, q.lines_seen
             return -1
         if previous_topic >= 0 and _strings_equal(&q.topics, previous_topic, row + starts[0],
@@ -978,24 +1046,28 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
         else:
             topic = _strings_add(&q.topics, row + starts[0], ends[0] - starts[0])
             previous_topic = topic
-        if topic < 0 or _push_docno(q, row + starts[2], ends[2] - starts[2]) != 0 \
-                or _note_topic(q, topic) != 0 \
-                or (_push_small_level(&q.relevance, digit) if one_digit
-                    else _push_level(&q.relevance, value)) != 0:
-            q.status, q.status_line = NO_MEMORY, q.lines_seen
+        failure = _stop_code(topic) if topic < 0 \
+            else _push_docno(q, row + starts[2], ends[2] - starts[2])
+        if failure == OK and (_note_topic(q, topic) != 0
+                              or (_push_small_level(&q.relevance, digit) if one_digit
+                                  else _push_level(&q.relevance, value)) != 0):
+            failure = NO_MEMORY
+        if failure != OK:
+            q.status, q.status_line = failure, q.lines_seen
             return -1
     return 0
 
 
 cdef inline int _push_docno(QrelsState* q, const char* docno, Py_ssize_t n) noexcept nogil:
-    """Add the next row's docno to the last segment; -1 when out of memory
-    or past MAX_SEGMENT_BYTES of docnos (the reference reader then reads the file)."""
+    """Add the next row's docno to the last segment: OK, NO_MEMORY, or TOO_BIG past
+    MAX_SEGMENT_BYTES of docnos (the reference reader then reads the file)."""
     cdef Segment* last = &q.segments[q.n_segments - 1]
-    if last.docnos.size + n > _segment_bytes \
-            or _push_bytes(&last.docnos, docno, n) != 0 \
+    if last.docnos.size + n > _segment_bytes:
+        return TOO_BIG
+    if _push_bytes(&last.docnos, docno, n) != 0 \
             or _push_uint32(&last.doc_starts, <uint32_t>last.docnos.size) != 0:
-        return -1
-    return 0
+        return NO_MEMORY
+    return OK
 
 
 cdef inline int _note_topic(QrelsState* q, int64_t topic) noexcept nogil:
@@ -1045,7 +1117,7 @@ cdef int _qrels_group(QrelsState* q) noexcept nogil:
     cdef Py_ssize_t n_topics = _strings_count(&q.topics), n_rows = q.relevance.size
     cdef Py_ssize_t t, stretch
     cdef bint grouped_already = True
-    q.topic_starts = <int64_t*>malloc((n_topics + 1) * 8)
+    q.topic_starts = <int64_t*>cg_malloc((n_topics + 1) * 8)
     if q.topic_starts == NULL:
         q.status = NO_MEMORY
         return -1
@@ -1058,7 +1130,7 @@ cdef int _qrels_group(QrelsState* q) noexcept nogil:
         q.topic_starts[t + 1] += q.topic_starts[t]
     _walk_stretches(q, NULL, &grouped_already)
     if not grouped_already:
-        q.by_topic = <int64_t*>malloc((n_rows + 1) * 8)
+        q.by_topic = <int64_t*>cg_malloc((n_rows + 1) * 8)
         if q.by_topic == NULL:
             q.status = NO_MEMORY
             return -1
@@ -1069,10 +1141,10 @@ cdef int _qrels_group(QrelsState* q) noexcept nogil:
     # which holds only once the rows are grouped (checking before the move compared a
     # topic's docnos with other topics' rows and missed duplicates in interleaved topics),
     # and in one segment (parts read from topic starts keep every topic in one).
-    if (q.by_topic != NULL or not _topics_within_segments(q)) \
-            and _move_rows(q, q.by_topic) != 0:
-        q.status = NO_MEMORY
-        return -1
+    if q.by_topic != NULL or not _topics_within_segments(q):
+        q.status = _move_rows(q, q.by_topic)
+        if q.status != OK:
+            return -1
     return 0
 
 
@@ -1092,7 +1164,7 @@ cdef int64_t _check_topics(QrelsState* q, Py_ssize_t first, Py_ssize_t stop,
                            const uint8_t* skip) noexcept nogil:
     """Check the (grouped) topics [first, stop) for duplicate docnos, but those with
     ``skip[t]`` set (unless NULL): -1 if there are none, the grouped row of the first
-    found, or -2 when out of memory. Only reads the table, so ranges can be checked
+    found, -2 when out of memory, or -3 for a topic past what a Lookup holds. Only reads the table, so ranges can be checked
     side by side."""
     cdef Py_ssize_t capacity = 0, t
     cdef int64_t found = -1
@@ -1102,7 +1174,7 @@ cdef int64_t _check_topics(QrelsState* q, Py_ssize_t first, Py_ssize_t stop,
         if skip != NULL and skip[t]:
             continue
         if _judgment_count(q, t) >= 0xFFFFFFFFLL:
-            found = -2                  # a Lookup slot holds a position + 1 in 32 bits
+            found = -3                  # a Lookup slot holds a position + 1 in 32 bits
         else:
             found = _scratch_index(q, t, &table, &scratch, &capacity)
         if found != -1:
@@ -1122,10 +1194,10 @@ cdef int64_t _line_of_row(QrelsState* q, int64_t row) noexcept nogil:
 
 cdef void _qrels_checked(QrelsState* q, int64_t found, bint indexed) noexcept nogil:
     """Finish a grouped table after the duplicate check (``found`` as _check_topics):
-    stop with DUPLICATE (naming the line of the second occurrence) or NO_MEMORY, or
-    keep every topic's index if ``indexed``."""
-    if found == -2:
-        q.status = NO_MEMORY
+    stop with DUPLICATE (naming the line of the second occurrence), NO_MEMORY or
+    TOO_BIG, or keep every topic's index if ``indexed``."""
+    if found < -1:
+        q.status = _stop_code(found)
     elif found >= 0:
         q.status, q.status_line = DUPLICATE, _line_of_row(
             q, q.by_topic[found] if q.by_topic != NULL else found)
@@ -1140,13 +1212,13 @@ cdef int _keep_index(QrelsState* q) noexcept nogil:
     """Index every (grouped) topic once, for all the rankings to come."""
     cdef Py_ssize_t n_topics = _strings_count(&q.topics), t
     cdef Lookup table
-    q.slot_starts = <int64_t*>malloc((n_topics + 1) * 8)
+    q.slot_starts = <int64_t*>cg_malloc((n_topics + 1) * 8)
     if q.slot_starts == NULL:
         return -1
     q.slot_starts[0] = 0
     for t in range(n_topics):
         q.slot_starts[t + 1] = q.slot_starts[t] + _index_size(_judgment_count(q, t))
-    q.slots = <uint64_t*>calloc(q.slot_starts[n_topics] + 1, 8)
+    q.slots = <uint64_t*>cg_calloc(q.slot_starts[n_topics] + 1, 8)
     if q.slots == NULL:
         return -1
     for t in range(n_topics):
@@ -1160,7 +1232,8 @@ cdef int _keep_index(QrelsState* q) noexcept nogil:
 cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
     """Put the rows (relevance and docnos) in ``order`` (NULL: as they are), the
     docnos into one segment: the levels first, then the rest (so the peak is
-    one copy of the rows, not two); -1 when out of memory."""
+    one copy of the rows, not two): OK, NO_MEMORY, or TOO_BIG past what a segment
+    holds."""
     cdef Py_ssize_t n_rows = q.relevance.size, i, n, capacity = 0, k, n_bytes = 0
     cdef int64_t row
     cdef Levels moved = q.relevance
@@ -1169,7 +1242,7 @@ cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
     if order != NULL:
         moved.data = NULL
         if _reserve(&moved.data, &capacity, n_rows, _level_bytes(&moved)) != 0:
-            return -1
+            return NO_MEMORY
         for i in range(n_rows):
             _set_level(&moved, i, _level_at(&q.relevance, order[i]))
         free(q.relevance.data)
@@ -1177,12 +1250,13 @@ cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
     memset(&joined, 0, sizeof(Segment))
     for k in range(q.n_segments):
         n_bytes += q.segments[k].docnos.size
-    if n_bytes > _segment_bytes \
-            or _reserve(<void**>&joined.docnos.data, &joined.docnos.capacity, n_bytes, 1) != 0 \
+    if n_bytes > _segment_bytes:
+        return TOO_BIG
+    if _reserve(<void**>&joined.docnos.data, &joined.docnos.capacity, n_bytes, 1) != 0 \
             or _reserve(<void**>&joined.doc_starts.data, &joined.doc_starts.capacity, n_rows + 1,
                         4) != 0:
         _segment_free(&joined)
-        return -1
+        return NO_MEMORY
     joined.doc_starts.data[0] = 0
     for i in range(n_rows):
         row = order[i] if order != NULL else i
@@ -1196,7 +1270,7 @@ cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
     for k in range(q.n_segments):
         _segment_free(&q.segments[k])
     q.segments[0], q.n_segments = joined, 1
-    return 0
+    return OK
 
 
 cdef void _segment_free(Segment* segment) noexcept nogil:
@@ -1214,7 +1288,7 @@ cdef int _extend_int64s(Int64s* into, Int64s* more, Py_ssize_t first, int64_t sh
     cdef int64_t* grown
     cdef int64_t value
     if n > 0 and into.size + n > into.capacity:
-        grown = <int64_t*>realloc(into.data, (into.size + n) * 8)
+        grown = <int64_t*>cg_realloc(into.data, (into.size + n) * 8)
         if grown == NULL:
             return -1
         into.data, into.capacity = grown, into.size + n
@@ -1271,9 +1345,10 @@ cdef class QrelsTable:
     cdef bint handed_over          # relevance (so those arrays outlive the table; a C
                                    # flag, as __dealloc__ must not read object fields)
 
-    def __cinit__(self, bint indexed=False):
+    def __cinit__(self, bint indexed=False, Py_ssize_t max_line_bytes=-1):
         self.indexed = indexed
-        self.state.segments = <Segment*>calloc(1, sizeof(Segment))
+        self.state.max_line = max_line_bytes if max_line_bytes >= 0 else PY_SSIZE_T_MAX
+        self.state.segments = <Segment*>cg_calloc(1, sizeof(Segment))
         if self.state.segments == NULL:
             raise MemoryError()
         self.state.n_segments = 1
@@ -1302,9 +1377,10 @@ cdef class QrelsTable:
         cdef const char* data = <const char*>&text[0] if text.shape[0] else NULL
         cdef Py_ssize_t size = text.shape[0]
         with nogil:
+            cg_take_failed_bytes()
             if size:
                 _qrels_feed(&self.state, data, size)
-        return self.state.status
+        return _settled(&self.state.status, &self.state.failed_bytes)
 
     def add_dict(self, qrels):
         """Add ``{qid: {docno: level}}`` with str ids and int or float levels; anything
@@ -1323,15 +1399,19 @@ cdef class QrelsTable:
         cdef double value = 0.0     # (set by _exact_number; gcc cannot tell)
         cdef int64_t topic
         cdef QrelsState* q = &self.state
+        cg_take_failed_bytes()
         while PyDict_Next(qrels, &topic_position, &qid, &docs):
             if not PyUnicode_CheckExact(<object>qid) or not PyDict_CheckExact(<object>docs):
                 q.status = BAD_LINE
                 return q.status
             text = _utf8(<object>qid, &n)
+            if text == NULL:
+                q.status = BAD_LINE
+                return q.status
             topic = _strings_add(&q.topics, text, n)
             if topic < 0:
-                q.status = NO_MEMORY
-                return q.status
+                q.status = _stop_code(topic)
+                return _settled(&q.status, &q.failed_bytes)
             doc_position = 0
             while PyDict_Next(<object>docs, &doc_position, &docno, &level):
                 if not PyUnicode_CheckExact(<object>docno):
@@ -1341,11 +1421,16 @@ cdef class QrelsTable:
                     q.status = BAD_LINE
                     return q.status
                 text = _utf8(<object>docno, &n)
-                q.lines_seen += 1
-                if _push_docno(q, text, n) != 0 or _note_topic(q, topic) != 0 \
-                        or _push_level(&q.relevance, value) != 0:
-                    q.status = NO_MEMORY
+                if text == NULL:
+                    q.status = BAD_LINE
                     return q.status
+                q.lines_seen += 1
+                q.status = _push_docno(q, text, n)
+                if q.status == OK and (_note_topic(q, topic) != 0
+                                       or _push_level(&q.relevance, value) != 0):
+                    q.status = NO_MEMORY
+                if q.status != OK:
+                    return _settled(&q.status, &q.failed_bytes)
         return q.status
 
     def append(self, QrelsTable other not None):
@@ -1362,21 +1447,22 @@ cdef class QrelsTable:
         cdef QrelsState* o = &other.state
         cdef Py_ssize_t i, n_topics = _strings_count(&o.topics), k
         cdef Py_ssize_t base_rows = q.relevance.size
-        cdef int64_t* topic_map = <int64_t*>malloc((n_topics + 1) * 8)
-        cdef Segment* segments = <Segment*>realloc(
+        cg_take_failed_bytes()
+        cdef int64_t* topic_map = <int64_t*>cg_malloc((n_topics + 1) * 8)
+        cdef Segment* segments = <Segment*>cg_realloc(
             q.segments, (q.n_segments + o.n_segments) * sizeof(Segment))
+        if segments != NULL:
+            q.segments = segments
         if topic_map == NULL or segments == NULL:
             free(topic_map)
-            if segments != NULL:
-                q.segments = segments
-            raise MemoryError()
-        q.segments = segments
+            q.status = NO_MEMORY
+            return _settled(&q.status, &q.failed_bytes)
         with nogil:
             for i in range(n_topics):
                 topic_map[i] = _strings_add(&q.topics, _strings_text(&o.topics, i),
                                             _strings_length(&o.topics, i))
                 if topic_map[i] < 0:
-                    q.status = NO_MEMORY
+                    q.status = _stop_code(topic_map[i])
                     break
             for k in range(o.n_segments):       # taken over: other no longer frees them
                 q.segments[q.n_segments] = o.segments[k]
@@ -1397,7 +1483,7 @@ cdef class QrelsTable:
         free(topic_map)
         other.finished = True
         o.status = APPENDED
-        return q.status
+        return _settled(&q.status, &q.failed_bytes)
 
     def finish(self, int threads=1, bint check=True):
         """Group the judgments by topic and check for duplicates, the topics split
@@ -1414,16 +1500,19 @@ cdef class QrelsTable:
             raise ValueError("an indexed table is checked as it is indexed")
         if self.state.status == OK and not self.finished:
             with nogil:
+                cg_take_failed_bytes()
                 _qrels_group(&self.state)
+                _settled(&self.state.status, &self.state.failed_bytes)
             if self.state.status == OK and check:
                 found = self._check_duplicates(threads)
             with nogil:
                 _qrels_checked(&self.state, found, self.indexed)
+                _settled(&self.state.status, &self.state.failed_bytes)
             self.state.unchecked = self.state.status == OK and not check
         self.finished = True
         return self.state.status
 
-    cdef int64_t _check_duplicates(self, int threads) except? -3:
+    cdef int64_t _check_duplicates(self, int threads) except? -4:
         """_check_topics over all topics, in ranges of about equal judgments checked
         side by side (each by a thread); the first range's finding wins, as if checked
         in one pass."""
@@ -1441,7 +1530,8 @@ cdef class QrelsTable:
                 t += 1
             bounds.append(t)
         bounds.append(n_topics)
-        results = [-1] * parts
+        results = [(-1, 0)] * parts     # per range: what _check_topics found, and the
+                                        # bytes a failed request asked for, if any
         helpers = [threading.Thread(target=self._check_range, args=(results, part,
                                                                      bounds[part],
                                                                      bounds[part + 1]))
@@ -1453,13 +1543,29 @@ cdef class QrelsTable:
         finally:
             for helper in helpers:
                 helper.join()
-        return next((result for result in results if result != -1), -1)
+        found, failed = next((result for result in results if result[0] != -1), (-1, 0))
+        self.state.failed_bytes = failed
+        return found
 
     def _check_range(self, list results, Py_ssize_t part, Py_ssize_t first, Py_ssize_t stop):
         cdef int64_t found
+        cdef size_t failed
         with nogil:
+            cg_take_failed_bytes()
             found = _check_topics(&self.state, first, stop, NULL)
-        results[part] = found
+            failed = cg_take_failed_bytes()
+        results[part] = (found, failed)
+
+    @property
+    def status(self):
+        """STATUS_OK, or why it stopped."""
+        return self.state.status
+
+    @property
+    def failed_bytes(self):
+        """With STATUS_NO_MEMORY: the bytes that the allocation that failed asked for
+        (0 if not known)."""
+        return self.state.failed_bytes
 
     @property
     def status_line(self):
@@ -1584,6 +1690,8 @@ cdef struct RunState:
     int64_t lines_seen
     int status
     int64_t status_line
+    size_t failed_bytes    # NO_MEMORY: what the request that failed asked for (0: unknown)
+    Py_ssize_t max_line    # a longer line (bytes, without the newline) stops with BAD_LINE
 
 
 cdef inline uint64_t _descending_key(double score) noexcept nogil:
@@ -1742,7 +1850,7 @@ cdef int _index_entries(RunState* r, Py_ssize_t n, bint check) noexcept nogil:
     cdef Entry* other
     cdef uint64_t stamp
     if <uint64_t>n_items > INDEX_MASK:   # an index must fit a slot's low half
-        r.status = NO_MEMORY
+        r.status = TOO_BIG
         return -1
     r.seen_slots = 16
     while r.seen_slots < 4 * n_items:
@@ -1823,8 +1931,8 @@ cdef int _reserve_entries(RunState* r, Py_ssize_t n) noexcept nogil:
         return 0
     free(r.entries)
     free(r.ranked)
-    r.entries = <Entry*>malloc(n * sizeof(Entry))
-    r.ranked = <Ranked*>malloc(n * sizeof(Ranked))
+    r.entries = <Entry*>cg_malloc(n * sizeof(Entry))
+    r.ranked = <Ranked*>cg_malloc(n * sizeof(Ranked))
     if r.entries == NULL or r.ranked == NULL:
         free(r.entries)
         free(r.ranked)
@@ -1967,12 +2075,14 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
     cdef int64_t topic
     cdef const char* row
     cdef const char* tag_row = NULL
-    cdef double score
+    cdef double score = 0.0     # (set by the parse; gcc cannot tell)
+    cdef double tag_value
+    cdef int parsed, tag_number
     while position < size:
         r.lines_seen += 1
         row = text + position
         n_fields = _next_line(text, position, size, starts, ends, &length)
-        if not ascii and not _valid_utf8(<const uint8_t*>row, length):
+        if length > r.max_line or (not ascii and not _valid_utf8(<const uint8_t*>row, length)):
             r.status, r.status_line = BAD_LINE, r.lines_seen
             return -1
         position += length + 1
@@ -1981,8 +2091,19 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
             return -1
         if n_fields == 0 or row[starts[0]] == b'#':
             continue
-        if n_fields < 6 or not _parse_number(row + starts[4], ends[4] - starts[4], &score) \
-                or isnan(score):
+        parsed = _parse_number(row + starts[4], ends[4] - starts[4], &score) \
+            if n_fields >= 6 else 0
+        if parsed < 0:
+            r.status, r.status_line = NO_MEMORY, r.lines_seen
+            return -1
+        if parsed > 0 and n_fields > 6:     # fields after a tag that is a number: the
+            tag_number = _parse_number(row + starts[5], ends[5] - starts[5], &tag_value)
+            if tag_number != 0:             # columns of a docno with a space, shifted
+                parsed = -1 if tag_number < 0 else 0
+        if parsed < 0:
+            r.status, r.status_line = NO_MEMORY, r.lines_seen
+            return -1
+        if parsed == 0 or isnan(score):
             r.status, r.status_line = BAD_LINE, r.lines_seen
             return -1
         if r.float32:
@@ -1996,7 +2117,7 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
                 r.status, r.status_line = NOT_GROUPED, r.lines_seen
                 return -1
             if topic < 0:
-                r.status = NO_MEMORY
+                r.status = _stop_code(topic)
                 return -1
             r.current = topic
             if _use_topic(r, _strings_find_after(&r.qrels.topics, r.judgments_topic,
@@ -2045,7 +2166,7 @@ cdef class RunRanker:
     cdef Py_ssize_t rows_at    # and where this ranker's rows start in them
 
     def __cinit__(self, QrelsTable qrels, int ties, bint float32, int64_t depth,
-                  uint64_t seed, bint keep_scores=True):
+                  uint64_t seed, bint keep_scores=True, Py_ssize_t max_line_bytes=-1):
         if not qrels.finished or qrels.state.status != OK:
             raise ValueError("the qrels table must be finished without error")
         if ties < RULE_DOCNO_DESC or ties > RULE_RANDOM:
@@ -2057,6 +2178,7 @@ cdef class RunRanker:
         self.state.depth = depth
         self.state.seed = seed
         self.state.keep_scores = keep_scores
+        self.state.max_line = max_line_bytes if max_line_bytes >= 0 else PY_SSIZE_T_MAX
         self.state.out_levels.wide = qrels.state.relevance.wide
         self.state.current = -1
         self.state.judgments_topic = -1
@@ -2091,9 +2213,10 @@ cdef class RunRanker:
         cdef const char* data = <const char*>&text[0] if text.shape[0] else NULL
         cdef Py_ssize_t size = text.shape[0]
         with nogil:
+            cg_take_failed_bytes()
             if size:
                 _run_feed(&self.state, data, size)
-        return self.state.status
+        return _settled(&self.state.status, &self.state.failed_bytes)
 
     def add_dict(self, run, Py_ssize_t first=0, Py_ssize_t stop=-1):
         """Add ``{qid: {docno: score}}`` with str ids and int or float scores: the
@@ -2107,6 +2230,12 @@ cdef class RunRanker:
         UTF-8 encodings: no duplicate check."""
         if self.finished or self.state.status != OK:
             raise ValueError("this ranker is finished or has stopped")
+        cg_take_failed_bytes()
+        self._add_dict(run, first, stop)
+        return _settled(&self.state.status, &self.state.failed_bytes)
+
+    cdef int _add_dict(self, object run, Py_ssize_t first, Py_ssize_t stop) except -1:
+        """add_dict's work; returns the status."""
         if not PyDict_CheckExact(run):
             self.state.status = BAD_LINE
             return self.state.status
@@ -2146,12 +2275,15 @@ cdef class RunRanker:
                     r.status = BAD_LINE
                     return r.status
                 text = _utf8(<object>qid, &n)
+                if text == NULL:
+                    r.status = BAD_LINE
+                    return r.status
                 topic = _strings_add_new(&r.topics, text, n)
                 if topic == -1:
                     r.status = NOT_GROUPED
                     return r.status
                 if topic < 0:
-                    r.status = NO_MEMORY
+                    r.status = _stop_code(topic)
                     return r.status
                 judgments_topic = _strings_find_after(&r.qrels.topics, judgments_topic, text, n)
                 doc_position = 0
@@ -2164,6 +2296,9 @@ cdef class RunRanker:
                         r.status = BAD_LINE
                         return r.status
                     text = _utf8(<object>docno, &n)
+                    if text == NULL:
+                        r.status = BAD_LINE
+                        return r.status
                     if _push_bytes(&r.docnos, text, n) != 0 \
                             or _push_int64(&r.doc_starts, r.docnos.size) != 0 \
                             or _push_double(&r.scores,
@@ -2263,6 +2398,7 @@ cdef class RunRanker:
         cdef int64_t topic
         cdef const char* text
         cdef bint rows_follow = self._rows_follow(other)
+        cg_take_failed_bytes()
         if (r.rows_borrowed or o.rows_borrowed) and not rows_follow:
             r.status = BAD_LINE     # rows not all written: the run dict changed meanwhile
             return r.status
@@ -2274,7 +2410,7 @@ cdef class RunRanker:
                     r.status = NOT_GROUPED
                     break
                 if topic < 0:
-                    r.status = NO_MEMORY
+                    r.status = _stop_code(topic)
                     break
             if r.status == OK and rows_follow:      # the rows are in place already
                 _take_following_rows(r, o)
@@ -2300,7 +2436,7 @@ cdef class RunRanker:
                         o.tag.size, 1, True) != 0)):
                 r.status = NO_MEMORY
         if r.status != OK:
-            return r.status
+            return _settled(&r.status, &r.failed_bytes)
         r.n_lines_read += o.n_lines_read
         r.lines_seen += o.lines_seen
         _release_int64s(&o.counts)
@@ -2316,9 +2452,22 @@ cdef class RunRanker:
         """Rank the last topic; returns the status."""
         if self.state.status == OK and not self.finished:
             with nogil:
+                cg_take_failed_bytes()
                 _rank_current(&self.state)
+                _settled(&self.state.status, &self.state.failed_bytes)
         self.finished = True
         return self.state.status
+
+    @property
+    def status(self):
+        """STATUS_OK, or why it stopped."""
+        return self.state.status
+
+    @property
+    def failed_bytes(self):
+        """With STATUS_NO_MEMORY: the bytes that the allocation that failed asked for
+        (0 if not known)."""
+        return self.state.failed_bytes
 
     @property
     def status_line(self):
@@ -2344,17 +2493,20 @@ cdef class RunRanker:
         cdef int64_t found
         if r.status != OK or not q.unchecked:
             return r.status
-        used = <uint8_t*>calloc(n_topics + 1, 1)
+        cg_take_failed_bytes()
+        used = <uint8_t*>cg_calloc(n_topics + 1, 1)
         if used == NULL:
-            raise MemoryError()
+            r.status = NO_MEMORY
+            return _settled(&r.status, &r.failed_bytes)
         with nogil:
             for i in range(r.judgment_topics.size):
                 if r.judgment_topics.data[i] >= 0:
                     used[r.judgment_topics.data[i]] = 1
             found = _check_topics(q, 0, n_topics, used)
-        free(used)
-        if found == -2:
-            r.status = NO_MEMORY
+            free(used)
+        if found < -1:
+            r.status = _stop_code(found)
+            _settled(&r.status, &r.failed_bytes)
         elif found >= 0:
             r.status = QRELS_DUPLICATE
         else:
@@ -2430,6 +2582,8 @@ def prefix_keys(list ids):
         if not PyUnicode_CheckExact(item):
             raise TypeError(f"ids must be str, got {type(item).__name__}")
         text = _utf8(item, &n)
+        if text == NULL:
+            raise ValueError(f"id {item!r} has no UTF-8 bytes (a lone surrogate)")
         out[i] = _docno_prefix(text, n)     # (the docno tie rules' key: any bytes)
     return result
 

@@ -19,7 +19,7 @@ Submodules imported on demand: :mod:`cumgain.stats` and :mod:`cumgain.report`
 """
 from cumgain.batch import Ragged
 from cumgain.evaluator import Evaluation, Ranking, TopicsWarning, evaluate, rank
-from cumgain.exceptions import CumgainError, FormatError, InputError
+from cumgain.exceptions import CumgainError, FormatError, InputError, OutOfMemoryError
 from cumgain.gains import GainMapping, gain_mapping, map_gains
 from cumgain.diversity import load_subtopics
 from cumgain.judgment_groups import load_judgment_groups
@@ -73,6 +73,7 @@ __all__ = [
     "ndcg",
     "ndcg_at",
     "norm_vect",
+    "OutOfMemoryError",
     "prepare_qrels",
     "rank",
 ]

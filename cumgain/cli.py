@@ -30,7 +30,9 @@ A user error (a malformed or unreadable file, an unknown measure, a bad option)
 prints one line on stderr, ``<prog>: error: <file>:<line>: <what is wrong>``, and
 exits non-zero, without a traceback. Exit statuses follow trec_eval: 1 for usage
 errors and unknown or unsupported measures, 2 for unreadable or malformed input,
-7 when no topic has both results and judgments; 130 when interrupted.
+7 when no topic has both results and judgments; 3 when the memory ran out (the line
+names the file being read and the bytes asked for, when known); 130 when
+interrupted.
 (``cumgain`` itself keeps argparse's status 2 for a usage error of its own options.)
 """
 from __future__ import annotations
@@ -52,6 +54,7 @@ PAPER_RECALL_BASE = [3, 3, 3, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0]
 
 EXIT_USAGE = 1          # trec_eval: usage, illegal measure
 EXIT_INPUT = 2          # trec_eval: cannot read / malformed file
+EXIT_NO_MEMORY = 3      # the memory ran out (a MemoryError)
 EXIT_NO_TOPICS = 7      # trec_eval 9.0.8: "No queries with both results and relevance info"
 EXIT_INTERRUPTED = 130
 
@@ -131,6 +134,10 @@ def _run(handler: Callable, args: argparse.Namespace, prog: str) -> int:
         return status or 0
     except Failure as failure:
         message, status = str(failure), failure.status
+    except MemoryError as error:    # OutOfMemoryError names the file; any other says so
+        message = str(error) if isinstance(error, CumgainError) \
+            else "out of memory" + (f": {error}" if str(error) else "")
+        status = EXIT_NO_MEMORY
     except CumgainError as error:
         message, status = str(error), EXIT_INPUT
     except BrokenPipeError:

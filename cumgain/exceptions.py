@@ -58,3 +58,17 @@ def naming(path: Any) -> Iterator[None]:
         if error.filename is not None or error.errno is None:
             raise
         raise OSError(error.errno, error.strerror, os.fsdecode(os.fspath(path))) from error
+
+
+class OutOfMemoryError(CumgainError, MemoryError):
+    """The memory ran out while reading a file or a dict: a :class:`MemoryError` that
+    names what was being read (``path``) and, when known, how many bytes the allocation
+    that failed asked for (``requested``, else None)."""
+
+    def __init__(self, path: str, what: str, requested: int | None = None,
+                 detail: str | None = None):
+        self.path = path
+        self.requested = requested or None
+        asked = f": an allocation of {requested:,} bytes failed" if requested else ""
+        more = f" ({detail})" if detail else ""
+        super().__init__(f"{path}: out of memory reading the {what}{asked}{more}")

@@ -5,9 +5,16 @@
 returns every run topic already ranked (score descending, then the tie rule), cut at
 the depth and joined with its judgments. It returns None when the native path
 cannot take the input (standard input, a run whose topics are not contiguous, the
-"first" duplicates policy) or finds a problem; the caller then reads the files with
-the pure-Python reference reader (:mod:`cumgain.trec_io`), which handles those
-inputs and words every error with file, line and text.
+"first" duplicates policy, a table past what the C layout holds) or finds a problem
+in it; the caller then reads the files with the pure-Python reference reader
+(:mod:`cumgain.trec_io`), which handles those inputs and words every error with file,
+line and text.
+
+Running out of memory is not such a problem: it raises
+:class:`~cumgain.exceptions.OutOfMemoryError` (a ``MemoryError``) at once, naming
+what was being read and, when known, how many bytes the allocation that failed asked
+for. The reference reader needs 30-50 times the memory and the time: it is for the
+inputs the native path does not take, never a retry after a failure.
 
 :func:`prepare_qrels` reads judgments once, for evaluating many runs against them:
 a :class:`PreparedQrelsFile` for a qrels file, a :class:`PreparedQrels` for a dict
@@ -15,8 +22,10 @@ a :class:`PreparedQrelsFile` for a qrels file, a :class:`PreparedQrels` for a di
 """
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
+import re
 import threading
 import zlib
 from collections.abc import Callable, Mapping
@@ -26,6 +35,8 @@ from typing import Any, Optional
 import numpy as np
 
 from cgcore import _trec
+from cumgain import trec_io
+from cumgain.exceptions import OutOfMemoryError
 from cumgain.limits import MAX_THREADS, whole_number
 
 TIE_CODES = {"docno_desc": _trec.TIES_DOCNO_DESC, "average": _trec.TIES_DOCNO_DESC,
@@ -89,6 +100,26 @@ class RankedInput:
         return self.judgments.levels
 
 
+@contextlib.contextmanager
+def _reading(source: str, what: str):
+    """Turn a MemoryError raised while reading ``source`` (the ``what``: "qrels" or
+    "run") into an OutOfMemoryError naming it."""
+    try:
+        yield
+    except OutOfMemoryError:
+        raise
+    except MemoryError as error:
+        raise OutOfMemoryError(source, what, detail=str(error) or None) from error
+
+
+def _fine(parser, status: int, where: tuple) -> bool:
+    """Whether ``status`` (``parser``'s latest) is STATUS_OK; out of memory raises an
+    OutOfMemoryError naming ``where`` (source, what)."""
+    if status == _trec.STATUS_NO_MEMORY:
+        raise OutOfMemoryError(*where, parser.failed_bytes)
+    return status == _trec.STATUS_OK
+
+
 def _is_file(path: Any) -> bool:
     if not isinstance(path, (str, os.PathLike)):
         return False
@@ -101,12 +132,20 @@ GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
 
 
-def _blocks(stream, limit: int = -1, bom: bool = True, buffer: Optional[bytearray] = None):
+class _LineTooLong(Exception):
+    """A line longer than the limit (the reference reader words the error)."""
+
+
+def _blocks(stream, limit: int = -1, bom: bool = True, buffer: Optional[bytearray] = None,
+            max_line: int = -1):
     """Blocks of whole lines, read into one reused buffer (``buffer``, else a new one of
     BLOCK bytes; a memoryview of it each: valid until the next block is read), from at
     most ``limit`` bytes (-1: to the end); a UTF-8 byte order mark at the start is
     dropped if ``bom``. The unfinished line at a block's end moves to the front for the
-    next read; a line longer than the buffer doubles it (linear overall)."""
+    next read; a line longer than the buffer doubles it (linear overall), unless it is
+    longer than ``max_line`` bytes (>= 0; -1: no limit): then _LineTooLong, so that the
+    buffer never grows past about twice the limit (the parser stops at a complete line
+    that long)."""
     buffer = bytearray(BLOCK) if buffer is None else buffer
     remaining = limit if limit >= 0 else -1
     held = 0                                    # bytes at the front not yet yielded
@@ -117,6 +156,8 @@ def _blocks(stream, limit: int = -1, bom: bool = True, buffer: Optional[bytearra
         remaining -= len(head) if remaining >= 0 else 0
     while remaining != 0:
         if held == len(buffer):
+            if 0 <= max_line < held:        # all of it one unfinished line
+                raise _LineTooLong
             grown = bytearray(2 * len(buffer))
             grown[:held] = buffer
             buffer = grown
@@ -138,19 +179,19 @@ def _blocks(stream, limit: int = -1, bom: bool = True, buffer: Optional[bytearra
         yield memoryview(buffer)[:held]
 
 
-def _feed_blocks(parser, blocks) -> bool:
+def _feed_blocks(parser, blocks, where: tuple) -> bool:
     """Feed blocks of whole lines; False if the parser stopped or a read failed (the
-    reference reader then reports why)."""
+    reference reader then reports why). Out of memory raises (see _fine)."""
     try:
         for block in blocks:
-            if parser.feed(block) != _trec.STATUS_OK:
+            if not _fine(parser, parser.feed(block), where):
                 return False
-    except (OSError, EOFError, zlib.error):
+    except (OSError, EOFError, zlib.error, _LineTooLong):
         return False
     return True
 
 
-def _feed(parser, path) -> bool:
+def _feed(parser, path, where: tuple, max_line: int = -1) -> bool:
     """Feed a whole file (plain or gzip); False if the parser stopped or the file is
     not readable as such."""
     source = os.fsdecode(os.fspath(path))
@@ -158,12 +199,29 @@ def _feed(parser, path) -> bool:
         gzipped = raw.read(2) == GZIP_MAGIC
         raw.seek(0)
         stream = gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw
-        return _feed_blocks(parser, _blocks(stream))
+        return _feed_blocks(parser, _blocks(stream, max_line=max_line), where)
 
 
-def _add_dict(parser, source: dict) -> bool:
+def _compressed(path: str) -> bool:
+    """Whether the file starts with the magic bytes of a compression the readers do not
+    read (bzip2, xz, zstd, zip, ...; gzip inside gzip), see trec_io.compression_of."""
+    with open(path, "rb") as raw:
+        head = raw.read(trec_io._MAGIC_BYTES)
+        if head[:2] != GZIP_MAGIC:
+            return trec_io.compression_of(head) is not None
+        raw.seek(0)
+        try:
+            with gzip.GzipFile(fileobj=raw, mode="rb") as content:
+                head = content.read(trec_io._MAGIC_BYTES)
+        except (OSError, EOFError, zlib.error):
+            return False        # the reading says what is wrong
+        return trec_io.compression_of(head) is not None
+
+
+def _add_dict(parser, source: dict, where: tuple) -> bool:
     """Add a plain dict of dicts and finish; False if the parser stopped."""
-    return parser.add_dict(source) == _trec.STATUS_OK and parser.finish() == _trec.STATUS_OK
+    return _fine(parser, parser.add_dict(source), where) \
+        and _fine(parser, parser.finish(), where)
 
 
 DICT_TOPICS_PER_THREAD = 256    # a run dict is cut in ranges of at least this many topics
@@ -194,12 +252,14 @@ def _in_threads(work, parts: int) -> None:
             helper.join()
 
 
-def _parts_in_turn(parsers: list, threads: int, read):
+def _parts_in_turn(parsers: list, threads: int, read, where: tuple = ("", "")):
     """``read(part)`` (whether the part was read without a stop) for each part, by
     whichever of ``threads`` threads is free (the first is this one), so that a thread
     on a slower core reads fewer parts; the thread that completes the next parts in
     order appends them to ``parsers[0]`` while the others read on. ``parsers[0]``,
-    holding every part; None if any stopped."""
+    holding every part; None if any stopped. An exception in any thread (out of
+    memory while appending: see _fine, of ``where``) stops the others' work and is
+    raised here."""
     done: list = [None] * len(parsers)  # per part: None until read, then whether fine
     errors: list = []
     lock = threading.Lock()
@@ -215,7 +275,7 @@ def _parts_in_turn(parsers: list, threads: int, read):
                     merging = False
                     return
                 part = merged
-            if part > 0 and parsers[0].append(parsers[part]) != _trec.STATUS_OK:
+            if part > 0 and not _fine(parsers[0], parsers[0].append(parsers[part]), where):
                 with lock:
                     failed, merging = True, False
                 return
@@ -248,7 +308,7 @@ def _parts_in_turn(parsers: list, threads: int, read):
     return parsers[0] if not failed and merged == len(parsers) else None
 
 
-def _rank_dict(make_ranker, run: dict, threads: int):
+def _rank_dict(make_ranker, run: dict, threads: int, where: tuple = ("<dict>", "run")):
     """A finished ranker of a run dict, its topics cut in ranges of at least
     DICT_TOPICS_PER_THREAD, each ranked by a ranker of its own (see _parts_in_turn)
     into its place in one output (so that joining them copies no rows, nor makes the
@@ -266,10 +326,11 @@ def _rank_dict(make_ranker, run: dict, threads: int):
             ranker.write_rows_into(levels, judged, scores, at, n)
 
     def read(part: int) -> bool:
-        return rankers[part].add_dict(run, bounds[part], bounds[part + 1]) == _trec.STATUS_OK \
-            and rankers[part].finish() == _trec.STATUS_OK
+        ranker = rankers[part]
+        return _fine(ranker, ranker.add_dict(run, bounds[part], bounds[part + 1]), where) \
+            and _fine(ranker, ranker.finish(), where)
 
-    return _parts_in_turn(rankers, threads, read)
+    return _parts_in_turn(rankers, threads, read, where)
 
 
 # ---------------------------------------------------------------- files in parts
@@ -301,33 +362,95 @@ def auto_threads(threads: Optional[int]) -> int:
     return min(available_cores(), MAX_AUTO_THREADS) if threads is None else threads
 
 
+PROBE_BYTES = 1 << 21       # a probe for a line's topic reads at most this much
+_FIRST_READ = 1 << 12       # ... starting with this much (the usual line is < 100 bytes)
+_END = object()             # what a probe finds past the last data line
+_LONG = object()            # ... and where it would read more than PROBE_BYTES
+
+
+# The first field of a line (C isspace but the newline separates fields), and what ends
+# it: a space, the newline, or nothing (the end of what was read).
+_FIRST_FIELD = re.compile(rb"[ \t\r\v\f]*([^ \t\r\v\f\n]*)([ \t\r\v\f\n]?)")
+
+
+def _probe(raw, x: int):
+    """The first data line that starts at or after offset ``x`` of ``raw`` (comment and
+    blank lines passed over, as the parsers do): ``(start, topic)``; _END if there is
+    none, _LONG if finding it takes reading more than PROBE_BYTES. Only the topic of
+    the line is read, not the rest (a line with a long docno costs nothing more)."""
+    base = max(x - 1, 0)
+    raw.seek(base)
+    window = raw.read(_FIRST_READ)
+    eof = len(window) < _FIRST_READ
+    at, skip = 0, x > 0                 # at: where the line read starts; skip: to its end
+    while True:
+        if skip:
+            newline = window.find(b"\n", at)
+            if newline >= 0:
+                at, skip = newline + 1, False
+                continue
+        else:
+            field = _FIRST_FIELD.match(window, at)
+            topic, after = field.group(1), field.group(2)
+            if after or eof:
+                if topic and not topic.startswith(b"#"):
+                    return base + at, topic
+                if not topic and (after == b"\n" or eof):
+                    if eof and after != b"\n":
+                        return _END
+                    at = field.end()            # a blank line
+                    continue
+                skip = True                     # a comment: on to the next line
+                continue
+        if eof:
+            return _END
+        if len(window) >= PROBE_BYTES:
+            return _LONG
+        wanted = min(len(window), PROBE_BYTES - len(window))
+        more = raw.read(wanted)
+        eof = len(more) < wanted
+        window += more
+
+
 def _next_start(raw, offset: int) -> Optional[int]:
-    """The file offset of the first line after the line holding ``offset`` whose topic
-    (first field) differs from the data line before it. Comment lines (a first field starting with '#') and blank lines
-    are passed over, as the parsers do. None if there is none within SEARCH_BYTES."""
-    raw.seek(offset)
-    pending, position, previous, first, searched = [], offset, None, True, 0
-    while searched < SEARCH_BYTES:
-        chunk = raw.read(1 << 16)
-        if not chunk:
+    """The file offset of a line after the line holding ``offset`` that starts a run
+    topic: its topic (first field) differs from the data line before it; for topics
+    that come one after another, the first such line. Comment and blank lines are
+    passed over, as the parsers do. None if there is none within SEARCH_BYTES, or if a
+    line longer than PROBE_BYTES is in the way.
+
+    A bounded search, not a scan: it probes the lines at doubling distances until one
+    has another topic (or the file ends), then halves the gap between a line of the
+    first topic and one of another until they are next to each other. Each probe reads
+    a few KiB (at most PROBE_BYTES), and there are about 2 log2(SEARCH_BYTES / 4 KiB)
+    of them, however long the topic: a file that is one topic costs a dozen small
+    reads, not a search through 16 MiB per part."""
+    first = _probe(raw, offset + 1)
+    if first is _END or first is _LONG:
+        return None
+    low, topic = first
+    step, high = _FIRST_READ, None
+    while high is None:                 # a line of another topic, or the end
+        if low + step - offset > SEARCH_BYTES:
             return None
-        searched += len(chunk)
-        if b"\n" not in chunk:          # within a long line: joined once its end is read
-            pending.append(chunk)
-            continue
-        lines = b"".join([*pending, chunk]).split(b"\n")
-        pending = [lines.pop()]
-        for line in lines:
-            if first:               # the rest of the line holding ``offset``
-                first = False
-            else:
-                fields = line.split(None, 1)
-                if fields and not fields[0].startswith(b"#"):
-                    if previous is not None and fields[0] != previous:
-                        return position
-                    previous = fields[0]
-            position += len(line) + 1
-    return None
+        found = _probe(raw, low + step)
+        if found is _LONG:
+            return None
+        if found is _END or found[1] != topic:
+            high = low + step
+        else:
+            low, step = found[0], step * 2
+    while high - low > 1:               # probe(low) has the topic, probe(high) has not
+        middle = (low + high) // 2
+        found = _probe(raw, middle)
+        if found is _LONG:
+            return None
+        if found is not _END and found[1] == topic:
+            low = middle
+        else:
+            high = middle
+    found = _probe(raw, high)
+    return None if found is _END or found is _LONG else found[0]
 
 
 def _part_targets(size: int, parts: int, short: int) -> list:
@@ -363,15 +486,18 @@ def _part_starts(path: str, parts: int, short: int = 0) -> list:
     return starts
 
 
-def _feed_range(parser, path: str, start: int, stop: int, buffer: bytearray) -> bool:
+def _feed_range(parser, path: str, start: int, stop: int, buffer: bytearray,
+                where: tuple, max_line: int = -1) -> bool:
     """Feed bytes [start, stop) of a plain file (whole lines), read into ``buffer``;
     False if the parser stopped or the file could not be read."""
     with open(path, "rb") as raw:
         raw.seek(start)
-        return _feed_blocks(parser, _blocks(raw, stop - start, bom=start == 0, buffer=buffer))
+        return _feed_blocks(parser, _blocks(raw, stop - start, bom=start == 0, buffer=buffer,
+                                            max_line=max_line), where)
 
 
-def _feed_in_parts(make_parser, path: str, starts: list, threads: int, run: bool):
+def _feed_in_parts(make_parser, path: str, starts: list, threads: int, run: bool,
+                   where: tuple, max_line: int = -1):
     """The parts [starts[i], starts[i + 1]) of a plain file, each fed to a parser of its
     own (and, for a run, finished) by up to ``threads`` threads (see _parts_in_turn):
     the first parser, holding every part; None if any stopped."""
@@ -383,13 +509,15 @@ def _feed_in_parts(make_parser, path: str, starts: list, threads: int, run: bool
     def read(part: int) -> bool:
         if not hasattr(buffers, "block"):
             buffers.block = bytearray(BLOCK)
-        return _feed_range(parsers[part], path, starts[part], stops[part], buffers.block) \
-            and (not run or parsers[part].finish() == _trec.STATUS_OK)
+        parser = parsers[part]
+        return _feed_range(parser, path, starts[part], stops[part], buffers.block, where,
+                           max_line) and (not run or _fine(parser, parser.finish(), where))
 
-    return _parts_in_turn(parsers, threads, read)
+    return _parts_in_turn(parsers, threads, read, where)
 
 
-def _read_file(make_parser, path, threads: int, run: bool, check: bool = True):
+def _read_file(make_parser, path, threads: int, run: bool, check: bool = True,
+               max_line: int = -1):
     """A finished parser (a QrelsTable, finished with or without its duplicate
     ``check``, or with ``run`` a RunRanker) of a file, read in
     up to PARTS_PER_THREAD parts per thread by up to ``threads`` threads and joined.
@@ -398,18 +526,24 @@ def _read_file(make_parser, path, threads: int, run: bool, check: bool = True):
     finish() joins them; the duplicate check is also split between the threads); run
     parts are each finished (their last topic ranked) before they are appended. None
     if any part stopped, or if a run topic spans two parts (an interleaved run: the
-    reference reader takes it)."""
+    reference reader takes it). ``max_line``: the longest line taken (-1: any), which
+    make_parser's parsers must apply too."""
     source = os.fsdecode(os.fspath(path))
-    starts = _part_starts(source, parts_for(threads), SHORT_PARTS_PER_THREAD * threads)
-    if len(starts) == 1:
-        parser = make_parser()
-        if not _feed(parser, source) or (run and parser.finish() != _trec.STATUS_OK):
-            return None
-    else:
-        parser = _feed_in_parts(make_parser, source, starts, threads, run)
-        if parser is None:
-            return None
-    return parser if run or parser.finish(threads, check) == _trec.STATUS_OK else None
+    where = (source, "run" if run else "qrels")
+    if _compressed(source):
+        return None             # the reference reader says with what
+    with _reading(*where):
+        starts = _part_starts(source, parts_for(threads), SHORT_PARTS_PER_THREAD * threads)
+        if len(starts) == 1:
+            parser = make_parser()
+            if not _feed(parser, source, where, max_line) \
+                    or (run and not _fine(parser, parser.finish(), where)):
+                return None
+        else:
+            parser = _feed_in_parts(make_parser, source, starts, threads, run, where, max_line)
+            if parser is None:
+                return None
+        return parser if run or _fine(parser, parser.finish(threads, check), where) else None
 
 
 def native_qrels(qrels: Any, indexed: bool = False, threads: Optional[int] = 1,
@@ -426,12 +560,14 @@ def native_qrels(qrels: Any, indexed: bool = False, threads: Optional[int] = 1,
     if type(qrels) is dict:
         if any(len(docs) == 0 for docs in qrels.values()):
             return None     # empty qrels topics are reported by the reference path
-        table = _trec.QrelsTable(indexed)
-        if not _add_dict(table, qrels):
-            return None
+        with _reading("<dict>", "qrels"):
+            table = _trec.QrelsTable(indexed)
+            if not _add_dict(table, qrels, ("<dict>", "qrels")):
+                return None
     else:
-        table = _read_file(lambda: _trec.QrelsTable(indexed), qrels, auto_threads(threads),
-                           run=False, check=check)
+        max_line = trec_io.max_line_bytes()
+        table = _read_file(lambda: _trec.QrelsTable(indexed, max_line), qrels,
+                           auto_threads(threads), run=False, check=check, max_line=max_line)
         if table is None or table.n_rows == 0:
             return None
     offsets, levels = table.grouped()
@@ -547,22 +683,28 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
     if judgments is None:
         return None
 
+    max_line = trec_io.max_line_bytes()
+
     def make_ranker():
         return _trec.RunRanker(judgments.table, TIE_CODES[ties], score_precision == "float32",
-                               -1 if depth is None else depth, seed, ties == "average")
+                               -1 if depth is None else depth, seed, ties == "average",
+                               max_line)
 
     if type(run) is dict:
-        ranker = _rank_dict(make_ranker, run, threads)
+        with _reading("<dict>", "run"):
+            ranker = _rank_dict(make_ranker, run, threads)
         if ranker is None:
             return None
     else:
-        ranker = _read_file(make_ranker, run, threads, run=True)
+        ranker = _read_file(make_ranker, run, threads, run=True, max_line=max_line)
         if ranker is None or ranker.n_lines == 0:
             return None
-    if ranker.check_unused_judgments() != _trec.STATUS_OK:
-        return None             # a duplicate judgment: the reference reader names it
-    same_topics = ranker.same_topics()
-    run_topics, run_offsets, levels, judged, scores, tag = ranker.result()
+    where = ("<dict>" if type(run) is dict else os.fsdecode(os.fspath(run)), "run")
+    with _reading(*where):
+        if not _fine(ranker, ranker.check_unused_judgments(), where):
+            return None         # a duplicate judgment: the reference reader names it
+        same_topics = ranker.same_topics()
+        run_topics, run_offsets, levels, judged, scores, tag = ranker.result()
 
     def release() -> None:      # a table of its own, no longer needed: freed by a helper
         if not prepared:

@@ -126,6 +126,8 @@ from cumgain.trec_io import (
     _nth_line,
     _opened,
     _parse_numbers,
+    _separator_in,
+    _separator_message,
     load_run,
 )
 
@@ -299,6 +301,10 @@ def _parse_batch(text: bytes, first_line: int, source: str, layout: _Layout):
         problems.append((text.count(b"\n", 0, inner_cr.start()),
                          "carriage return inside the line (old Mac line ends? lines must "
                          "end with \\n)"))
+    separator = _separator_in(text)
+    if separator is not None:
+        problems.append((text.count(b"\n", 0, separator.start()), _separator_message(
+            separator, text.rfind(b"\n", 0, separator.start()) + 1)))
     if problems:
         i, message = min(problems)
         _raise_at(text, first_line, i, source, layout, message)

@@ -16,6 +16,16 @@ Files
   as in trec_eval, so CRLF files read like LF files. A final line without a
   newline is read. Line numbers in errors count every physical line from 1
   (trec_eval counts only the data lines).
+* **Line length.** A line may have at most :func:`max_line_bytes` bytes before its
+  newline: 1 MiB unless ``max_line_bytes=`` (:func:`read_qrels`, :func:`read_run`,
+  :func:`iter_run_blocks`), :data:`MAX_LINE_BYTES` or the environment variable
+  ``CUMGAIN_MAX_LINE_BYTES`` says otherwise. A longer line is an error naming it,
+  raised as soon as the reader has read past the limit (the lines before it are
+  checked first), so that a file without newlines (``/dev/zero``, a binary file, a
+  gzip bomb) costs a few MiB, not its size. Its message says what is wrong within its
+  first ``limit`` bytes, by the checks below in their order (invalid UTF-8, a NUL
+  byte, a carriage return inside the line), else that it is too long. trec_eval has
+  no limit (it reads the whole file at once).
 * **Comments.** A line whose first non-blank character is ``#`` is skipped, in
   qrels and runs (trec_eval 10.0; 9.0.8 has no comments). In qrels, trec_eval
   10.0 only treats ``#`` in column 1 as a comment; we also skip indented ones.
@@ -32,6 +42,12 @@ Files
   and ``rank`` are ignored and not validated: the ranking comes from the score
   alone (trec_eval). Blank lines are skipped (trec_eval). The run's ``tag`` is
   the tag of the **last** data line (what trec_eval prints as ``runid``).
+  *Difference:* a line with fields after a tag that is a number (by the grammar
+  of scores, below) is an error. That is how a docno with a space in it shows:
+  ``q1 Q0 doc 7 3 12.5 run`` has its columns shifted by one, and trec_eval would
+  read docno ``doc`` with the rank ``3`` as its score, silently. (Words after a
+  tag that is not a number are ignored, however many: trec_eval's test suite has
+  them, "reserved for future expansion".)
 * **Numbers** (``score`` and ``rel``) follow one grammar: an optional sign, then
   decimal digits with an optional point and an optional exponent
   (``1``, ``-0.5``, ``.5``, ``5.``, ``1e-3``, ``1E+7``), or ``inf`` /
@@ -54,17 +70,26 @@ Files
   after the last member are accepted, as by :mod:`gzip`. trec_eval cannot read
   gzip at all. A truncated or corrupt stream (bad header, bad data, bad CRC or
   length, non-gzip bytes after a member) is an error naming the last complete
-  line that was read. Files are read in blocks of a few MiB.
+  line that was read. Files are read in blocks of a few MiB. A file that starts
+  with the magic bytes of another compression (bzip2, xz, zstd, zip, 7z, lz4,
+  Unix compress; see :func:`compression_of`), or a gzip file whose content starts
+  with one (gzip twice), is an error at line 0, "compressed with bzip2, not
+  supported", rather than "not valid UTF-8" at line 1.
 * **Paths.** A path is a ``str`` or :class:`os.PathLike`; the ``str`` ``"-"``
   reads ``sys.stdin.buffer`` (trec_eval 10.0) and is reported as ``<stdin>``.
   A file that cannot be opened raises the :class:`OSError` that ``open``
   raises (:class:`FileNotFoundError`, :class:`IsADirectoryError`,
   :class:`PermissionError`), whose message names the path.
-* **Line ends.** Only ``\n`` ends a line, as in trec_eval; ``\r`` is
-  whitespace, so CRLF files read like LF files. A ``\r`` followed by more
+* **Line ends.** Only ``\\n`` ends a line, as in trec_eval; ``\\r`` is
+  whitespace, so CRLF files read like LF files. A ``\\r`` followed by more
   fields on the same line is an error: a file with old Mac (CR-only) line ends
   would otherwise be one long line, read by trec_eval as a single row with the
-  rest silently ignored.
+  rest silently ignored. For the same reason a Unicode line separator anywhere in
+  a line (U+0085 NEXT LINE, U+2028 LINE SEPARATOR, U+2029 PARAGRAPH SEPARATOR,
+  which C ``isspace`` does not know: trec_eval would read what follows as more
+  fields, after a run's tag silently ignored) is an error naming the line and
+  column. Other characters that are not C whitespace (U+00A0, U+3000, the ASCII
+  separators 0x1C-0x1F) are data, as in trec_eval.
 * **Empty input.** A file with no data line (empty, or only comments, or for
   runs only blank lines) is an error with line number 0: "no judgments" /
   "no results" (trec_eval: "Cannot read ... file").
@@ -100,10 +125,14 @@ Dicts (pytrec_eval style)
 -------------------------
 ``{qid: {docid: value}}``. Ids are converted with ``str()``; two keys that
 become the same string (``1`` and ``"1"``) are an :class:`InputError`, since
-a dict cannot otherwise hold a duplicate. Values must be real numbers
-(``int``, ``float``, numpy integers and floats, other :class:`numbers.Real`);
-``bool`` (also ``numpy.bool_``), ``str`` and anything else are an
-:class:`InputError` naming the qid and docid, as is NaN, and for qrels an
+a dict cannot otherwise hold a duplicate. An id must have UTF-8 bytes (ids are
+compared by them, as in files): a ``str`` holding a lone surrogate
+(``"q\\udcff"``, what ``os.fsdecode`` makes of a byte that is not UTF-8) is an
+:class:`InputError` naming the topic (and docid), on the native path too. Values
+must be real numbers (``int``, ``float``, numpy integers and floats, other
+:class:`numbers.Real`) that a float64 holds; ``bool`` (also ``numpy.bool_``),
+``str``, an ``int`` beyond a float64's range (``10**400``) and anything else are
+an :class:`InputError` naming the qid and docid, as is NaN, and for qrels an
 infinite value. A topic whose inner dict is empty is kept with zero rows, so
 the engine can report it. An empty outer dict gives zero topics (not an
 error: pytrec_eval evaluates it to ``{}``). The run tag is ``""``.
@@ -115,7 +144,8 @@ Columns ``query_id, doc_id, relevance`` (qrels) or ``query_id, doc_id, score``
 listing them. Ids are converted with ``str()`` (note that a float column gives
 ``"5.0"``, not ``"5"``); a missing id (NaN, None, NA) is an error. The value
 column must be numeric and not boolean, with the same NaN / infinity rules as
-files. The duplicates policy applies, with rows named by 0-based position.
+files. The duplicates policy applies, with rows named by 0-based position. Ids follow the
+dict rules (a lone surrogate is an error naming the row).
 pandas is imported only when a DataFrame is converted.
 
 The arrays of a :class:`Qrels` or :class:`Run` are freshly allocated and
@@ -124,7 +154,9 @@ arrays have no single truth value).
 """
 from __future__ import annotations
 
+import codecs
 import contextlib
+import math
 import os
 import re
 import sys
@@ -145,9 +177,11 @@ __all__ = [
     "Qrels",
     "Run",
     "RunBlock",
+    "compression_of",
     "iter_run_blocks",
     "load_qrels",
     "load_run",
+    "max_line_bytes",
     "qrels_from_dataframe",
     "qrels_from_dict",
     "read_qrels",
@@ -156,6 +190,9 @@ __all__ = [
     "run_from_dict",
 ]
 
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+MAX_LINE_BYTES: int | None = None   # the longest line read (bytes, without the newline);
+                                    # None: CUMGAIN_MAX_LINE_BYTES, else the default 1 MiB
 _BATCH = 1 << 23        # parse about 8 MiB of text at a time
 _BLOCK = 1 << 20        # iter_run_blocks: parse 1 MiB of text at a time
 _READ = 1 << 20         # read 1 MiB at a time from a file or a gzip stream
@@ -256,7 +293,43 @@ class _Corrupt(Exception):
     """The gzip stream cannot be decompressed; the reason is the argument."""
 
 
-def read_qrels(path: str | os.PathLike, *, duplicates: str = "error") -> Qrels:
+class _Compressed(Exception):
+    """The input is compressed in a way the readers do not read; the argument says how."""
+
+
+# Formats the readers do not decompress, by their magic bytes (bzip2: "BZh", the block
+# size, then a block's or the end's magic, so that a topic named "BZh9" stays a topic).
+_COMPRESSED = re.compile(
+    rb"(?P<bzip2>BZh[1-9](?:1AY&SY|\x17rE8P\x90))|(?P<xz>\xfd7zXZ\x00)|"
+    rb"(?P<zstd>\x28\xb5\x2f\xfd)|(?P<zip>PK(?:\x03\x04|\x05\x06|\x07\x08))|"
+    rb"(?P<_7z>7z\xbc\xaf\x27\x1c)|(?P<lz4>\x04\x22\x4d\x18)|"
+    rb"(?P<compress>\x1f\x9d)|(?P<gzip>\x1f\x8b)")
+_MAGIC_BYTES = 10           # the longest magic above
+
+
+def compression_of(head: bytes) -> str | None:
+    """The compression whose magic bytes ``head`` (the first bytes of a file, or of a
+    gzip file's content) starts with, among those the readers do not read: "bzip2",
+    "xz", "zstd", "zip", "7z", "lz4", "compress" or "gzip" (in a file: read; inside a
+    gzip file: gzip twice); None for anything else.
+
+    >>> compression_of(b"BZh91AY&SY..."), compression_of(b"BZh9 Q0 d1 1 2 t")
+    ('bzip2', None)
+    """
+    found = _COMPRESSED.match(head)
+    return None if found is None else found.lastgroup.lstrip("_")
+
+
+def _compression_message(name: str, inside_gzip: bool) -> str:
+    if inside_gzip and name == "gzip":
+        return "compressed with gzip twice, not supported: gunzip it once first"
+    where = " inside gzip" if inside_gzip else ""
+    return (f"compressed with {name}{where}, not supported: decompress it first (plain "
+            f"text and gzip are read)")
+
+
+def read_qrels(path: str | os.PathLike, *, duplicates: str = "error",
+               max_line_bytes: int | None = None) -> Qrels:
     """Read a TREC qrels file (``qid iter docno rel``), plain or gzip.
 
     Parameters
@@ -266,6 +339,9 @@ def read_qrels(path: str | os.PathLike, *, duplicates: str = "error") -> Qrels:
     duplicates : {"error", "first"}
         What a repeated docno within a topic does: raise, or keep the first
         occurrence with a :class:`DuplicatesDroppedWarning`.
+    max_line_bytes : int, optional
+        The longest line read; a longer one is an error (see :func:`max_line_bytes`
+        for the default).
 
     Raises
     ------
@@ -275,7 +351,7 @@ def read_qrels(path: str | os.PathLike, *, duplicates: str = "error") -> Qrels:
         The file cannot be opened.
     """
     _check_policy(duplicates)
-    source, topics, tidx, docnos, values, lines, _ = _read_file(path, _QRELS)
+    source, topics, tidx, docnos, values, lines, _ = _read_file(path, _QRELS, max_line_bytes)
     offsets, docnos, values, lines = _assemble(
         source, topics, tidx, docnos, values, lines, duplicates, "docno", "topic")
     return Qrels(topics, offsets, docnos, values, source, lines)
@@ -293,21 +369,50 @@ def read_grouped_qrels(path: str | os.PathLike) -> Qrels:
     return Qrels(topics, offsets, docnos, values, source, lines)
 
 
-def read_run(path: str | os.PathLike, *, duplicates: str = "error") -> Run:
+def read_run(path: str | os.PathLike, *, duplicates: str = "error",
+             max_line_bytes: int | None = None) -> Run:
     """Read a TREC run file (``qid iter docno rank score tag``), plain or gzip.
 
     Parameters and errors are those of :func:`read_qrels`.
     """
     _check_policy(duplicates)
-    source, topics, tidx, docnos, values, lines, tag = _read_file(path, _RUN)
+    source, topics, tidx, docnos, values, lines, tag = _read_file(path, _RUN, max_line_bytes)
     offsets, docnos, values, lines = _assemble(
         source, topics, tidx, docnos, values, lines, duplicates, "docno", "topic")
     return Run(topics, offsets, docnos, values, tag, source, lines)
 
 
-def _read_file(path, kind: _Kind):
+def _read_file(path, kind: _Kind, max_line: int | None = None):
+    limit = max_line_bytes(max_line)
     with _opened(path, kind) as (stream, source):
-        return _read_stream(stream, source, kind)
+        return _read_stream(stream, source, kind, limit)
+
+
+def max_line_bytes(value: int | None = None) -> int:
+    """The longest line the readers take, in bytes without the newline: ``value`` if
+    given, else :data:`MAX_LINE_BYTES` if set, else the environment variable
+    ``CUMGAIN_MAX_LINE_BYTES`` if set, else 1 MiB (:data:`DEFAULT_MAX_LINE_BYTES`).
+
+    A longer line is an error naming it, met while the file is read, so that a file
+    without line ends (``/dev/zero``, a binary file) costs no more than the limit.
+    ``cumgain.evaluate`` and the native reader follow the same limit.
+
+    >>> max_line_bytes(), max_line_bytes(64)
+    (1048576, 64)
+    """
+    for what, limit in (("max_line_bytes", value), ("cumgain.trec_io.MAX_LINE_BYTES",
+                                                    MAX_LINE_BYTES)):
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) \
+                    or limit < 1:
+                raise InputError(f"{what} must be a positive integer, got {limit!r}")
+            return int(limit)
+    text = os.environ.get("CUMGAIN_MAX_LINE_BYTES", "").strip()
+    if not text:
+        return DEFAULT_MAX_LINE_BYTES
+    if not text.isdigit() or int(text) < 1:
+        raise InputError(f"CUMGAIN_MAX_LINE_BYTES must be a positive integer, got {text!r}")
+    return int(text)
 
 
 def _check_path(path: Any, kind: _Kind) -> None:
@@ -358,8 +463,8 @@ class RunBlock:
         return list(map(every_line.__getitem__, (self.lines - self.first_line).tolist()))
 
 
-def iter_run_blocks(path: str | os.PathLike, *, block_bytes: int = _BLOCK
-                    ) -> Iterator[RunBlock]:
+def iter_run_blocks(path: str | os.PathLike, *, block_bytes: int = _BLOCK,
+                    max_line_bytes: int | None = None) -> Iterator[RunBlock]:
     """Read a TREC run file (plain or gzip; ``"-"`` is standard input) a block of whole
     lines at a time, for callers that must not hold the whole run (:mod:`cumgain.stream`).
 
@@ -385,14 +490,14 @@ def iter_run_blocks(path: str | os.PathLike, *, block_bytes: int = _BLOCK
     if isinstance(block_bytes, bool) or not isinstance(block_bytes, (int, np.integer)) \
             or block_bytes < 1:
         raise InputError(f"block_bytes must be a positive integer, got {block_bytes!r}")
-    return _run_blocks(path, int(block_bytes))
+    return _run_blocks(path, int(block_bytes), _line_limit(max_line_bytes))
 
 
-def _run_blocks(path, block_bytes: int) -> Iterator[RunBlock]:
+def _run_blocks(path, block_bytes: int, limit: int) -> Iterator[RunBlock]:
     kind = _RUN
     found = False
     with _opened(path, kind) as (stream, source):
-        for batch, batch_first_line in _batches(stream, source):
+        for batch, batch_first_line in _batches(stream, source, limit):
             for text, first_line in _split_lines(batch, batch_first_line, block_bytes):
                 parsed = _parse_batch(text, first_line, source, kind)
                 if parsed is None:
@@ -423,12 +528,15 @@ def _split_lines(text: bytes, first_line: int, size: int) -> Iterator[tuple[byte
         start = end
 
 
-def _read_stream(stream: BinaryIO, source: str, kind: _Kind):
+_line_limit = max_line_bytes     # (for functions with an argument of that name)
+
+
+def _read_stream(stream: BinaryIO, source: str, kind: _Kind, limit: int):
     topic_index: dict[bytes, int] = {}
     tidx_parts, value_parts, line_parts = [], [], []
     docnos: list[str] = []
     tag = b""
-    for text, first_line in _batches(stream, source):
+    for text, first_line in _batches(stream, source, limit):
         batch = _parse_batch(text, first_line, source, kind)
         if batch is None:
             continue
@@ -449,111 +557,227 @@ def _read_stream(stream: BinaryIO, source: str, kind: _Kind):
             np.concatenate(value_parts), np.concatenate(line_parts), tag.decode())
 
 
-def _batches(stream: BinaryIO, source: str) -> Iterator[tuple[bytes, int]]:
+def _batches(stream: BinaryIO, source: str, limit: int | None = None
+             ) -> Iterator[tuple[bytes, int]]:
     """Yield ``(text, first_line)``: runs of whole lines of the decompressed
-    input, each about ``_BATCH`` bytes, and the number of their first line."""
-    pending = b""           # text not yet yielded; starts at line `first_line`
-    parts: list[bytes] = []
-    size = 0
-    line_ends = False       # whether a newline arrived in `parts`
-    first_line = 1
-    at_start = True
+    input, each about ``_BATCH`` bytes, and the number of their first line.
+
+    A line longer than ``limit`` bytes (see :func:`max_line_bytes`) raises its
+    FormatError as soon as it is met, once the lines before it have been yielded (their
+    errors come first); so at most a batch, the limit and a read are ever held, whatever
+    the input (a file without newlines, ``/dev/zero``, a gzip bomb)."""
+    limit = max_line_bytes(limit)
+    parts: list[bytes] = []  # read, not yet yielded: whole lines, then the unfinished one
+    size = 0                 # bytes in parts
+    complete = 0             # of which the first `complete` end with a newline
+    first_line = 1           # the number of the first line in parts
     try:
-        for chunk in _chunks(stream):
+        for chunk in _text_chunks(stream):
+            tail = size - complete              # the unfinished line before this chunk
+            first = chunk.find(b"\n")
+            if first < 0:
+                long_at = size - tail if tail + len(chunk) > limit else -1
+            elif tail + first > limit:          # the unfinished line ends too long
+                long_at = size - tail
+            else:
+                last = chunk.rfind(b"\n")
+                inner = _long_line_at(chunk, first, last, limit)
+                if inner >= 0:
+                    long_at = size + inner
+                elif len(chunk) - last - 1 > limit:
+                    long_at = size + last + 1
+                else:
+                    long_at = -1
+                    complete = size + last + 1
             parts.append(chunk)
             size += len(chunk)
-            line_ends = line_ends or b"\n" in chunk
-            if size < _BATCH or not line_ends:
-                continue            # a very long line keeps gathering pieces, unjoined
-            text = pending + b"".join(parts)
-            parts, size, line_ends = [], 0, False
-            cut = text.rfind(b"\n") + 1
-            pending = text[cut:]
-            text = text[:cut]
-            if at_start:
-                text, at_start = _drop_bom(text), False
-            yield text, first_line
-            first_line += text.count(b"\n")
+            if long_at >= 0:
+                text = b"".join(parts)
+                if long_at > 0:
+                    yield text[:long_at], first_line        # whole lines: parsed first
+                    first_line += text.count(b"\n", 0, long_at)
+                raise _long_line_error(source, first_line, text[long_at:long_at + limit],
+                                       limit)
+            if complete >= _BATCH:
+                text = b"".join(parts)
+                yield text[:complete], first_line
+                first_line += text.count(b"\n", 0, complete)
+                parts = [text[complete:]] if complete < size else []
+                size -= complete
+                complete = 0
+    except _Compressed as error:
+        raise FormatError(source, 0, str(error)) from None
     except _Corrupt as error:
-        done = first_line - 1 + pending.count(b"\n") + sum(part.count(b"\n") for part in parts)
+        done = first_line - 1 + sum(part.count(b"\n") for part in parts)
         where = f"after line {done}" if done else "before the first complete line"
         raise FormatError(
             source, done,
             f"truncated or corrupt gzip data {where} (the last line read in full): {error}",
         ) from None
-    text = pending + b"".join(parts)
-    if at_start:
-        text = _drop_bom(text)
+    text = b"".join(parts)
     if text:
         yield text, first_line
 
 
-def _drop_bom(text: bytes) -> bytes:
-    return text[len(_BOM):] if text.startswith(_BOM) else text
+def _long_line_at(chunk: bytes, first: int, last: int, limit: int) -> int:
+    """Where the first line longer than ``limit`` bytes starts among the whole lines of
+    ``chunk`` after its newline at ``first`` up to its newline at ``last``; -1 if none."""
+    if last - first - 1 <= limit:
+        return -1
+    ends = np.flatnonzero(np.frombuffer(chunk, np.uint8, last - first + 1, first) == 10)
+    lengths = np.diff(ends) - 1
+    long = np.flatnonzero(lengths > limit)
+    return -1 if not len(long) else first + int(ends[long[0]]) + 1
+
+
+def _long_line_error(source: str, line: int, prefix: bytes, limit: int) -> FormatError:
+    """The error for line ``line``, longer than ``limit`` bytes, whose first ``limit``
+    bytes are ``prefix``: what is wrong within them, in the order the checks of
+    :func:`_parse_batch` come (UTF-8, NUL, carriage return), else its length."""
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(prefix, final=False)
+        bad = -1
+    except UnicodeDecodeError as error:
+        bad = error.start
+    if bad >= 0:
+        message = f"not valid UTF-8: byte 0x{prefix[bad]:02x} at column {bad + 1}"
+    elif b"\0" in prefix:
+        message = _NUL_MESSAGE
+    elif b"\r" in prefix and _INNER_CR.search(prefix):
+        message = _CR_MESSAGE
+    elif _separator_in(prefix) is not None:
+        message = _separator_message(_separator_in(prefix), 0)
+    else:
+        message = (f"line longer than {limit:,} bytes, the most a line may have (set "
+                   f"CUMGAIN_MAX_LINE_BYTES or cumgain.trec_io.MAX_LINE_BYTES to read it)")
+    return FormatError(source, line, message, _shown(prefix))
+
+
+def _text_chunks(stream: BinaryIO) -> Iterator[bytes]:
+    """The chunks of :func:`_chunks`, a UTF-8 byte order mark at the start dropped."""
+    head = b""
+    chunks = _chunks(stream)
+    for chunk in chunks:
+        head += chunk
+        if len(head) >= len(_BOM):
+            break
+    yield head[len(_BOM):] if head.startswith(_BOM) else head
+    yield from chunks
 
 
 def _chunks(stream: BinaryIO) -> Iterator[bytes]:
-    """The bytes of the stream, gunzipped when it starts with the gzip magic."""
+    """The bytes of the stream, gunzipped when it starts with the gzip magic, in pieces
+    of at most ``_READ`` bytes (a gzip bomb is decompressed a piece at a time); another
+    compression's magic, at the start or inside the gzip, raises _Compressed."""
     head = stream.read(_READ)
-    while 0 < len(head) < len(_GZIP_MAGIC):     # a short read must not hide the magic
+    while 0 < len(head) < _MAGIC_BYTES:         # a short read must not hide a magic
         more = stream.read(_READ)
         if not more:
             break
         head += more
     if not head.startswith(_GZIP_MAGIC):
+        name = compression_of(head)
+        if name is not None:
+            raise _Compressed(_compression_message(name, False))
         while head:
             yield head
             head = stream.read(_READ)
         return
+    content = _gunzipped(stream, head)
+    start = b""
+    try:
+        for piece in content:                   # the content's first bytes, for a magic
+            start += piece
+            if len(start) >= _MAGIC_BYTES:
+                break
+    except _Corrupt:
+        yield start                             # (the lines read in full before it)
+        raise
+    name = compression_of(start)
+    if name is not None:
+        raise _Compressed(_compression_message(name, True))
+    if start:
+        yield start
+    yield from content
+
+
+def _gunzipped(stream: BinaryIO, head: bytes) -> Iterator[bytes]:
+    """The gzip stream that starts with ``head``, decompressed (see _chunks)."""
     data = head
     decoder = None                  # None between gzip members
     while True:
-        if not data:
-            data = stream.read(_READ)
-            if not data:
-                if decoder is not None:
-                    raise _Corrupt("the compressed stream ends early")
-                return
         if decoder is None:
+            if not data:
+                data = stream.read(_READ)
+                if not data:
+                    return
             data = data.lstrip(b"\0")   # zero padding after a member, as gzip allows
             if not data:
                 continue
             decoder = zlib.decompressobj(wbits=31)
         backup = decoder.copy()
         try:
-            out = decoder.decompress(data)
+            out = decoder.decompress(data, _READ)
         except zlib.error as error:
-            yield _salvage(backup, data)
+            yield from _salvage(backup, data)
             raise _Corrupt(str(error)) from None
-        data = b""
         if out:
             yield out
         if decoder.eof:
-            data = decoder.unused_data
-            decoder = None
+            data, decoder = decoder.unused_data, None
+            continue
+        data = decoder.unconsumed_tail
+        if not data and not out:        # the decoder wants more input
+            data = stream.read(_READ)
+            if not data:
+                raise _Corrupt("the compressed stream ends early")
 
 
-def _salvage(decoder, data: bytes) -> bytes:
-    """What ``decoder`` can decompress from ``data`` before the error that a
-    single ``decompress(data)`` call raised (zlib discards that call's output)."""
-    out = []
+def _salvage(decoder, data: bytes) -> Iterator[bytes]:
+    """What ``decoder`` can decompress from ``data`` before the error that
+    decompressing it raised (zlib discards the output of the call that fails), in
+    pieces of at most about ``_READ`` bytes."""
     for start in range(0, len(data), 4096):
         piece = data[start:start + 4096]
-        backup = decoder.copy()
-        try:
-            out.append(decoder.decompress(piece))
-        except zlib.error:
-            for i in range(len(piece)):
-                try:
-                    out.append(backup.decompress(piece[i:i + 1]))
-                except zlib.error:
-                    break
-            break
-    return b"".join(out)
+        while piece:
+            backup = decoder.copy()
+            try:
+                out = decoder.decompress(piece, _READ)
+            except zlib.error:
+                for i in range(len(piece)):
+                    try:
+                        yield backup.decompress(piece[i:i + 1])
+                    except zlib.error:
+                        return
+                return
+            yield out
+            piece = decoder.unconsumed_tail
+            if decoder.eof:
+                return
 
 
 # A carriage return followed, on the same line, by more fields (CRLF is fine).
 _INNER_CR = re.compile(rb"\r[ \t\r\v\f]*[^ \t\r\v\f\n]")
+_NUL_MESSAGE = "NUL byte in the line (not allowed in a text file)"
+_CR_MESSAGE = ("carriage return inside the line (old Mac line ends? lines must end with "
+               "\\n)")
+# The line separators of Unicode that C isspace does not know (so trec_eval would read
+# what follows one as more fields of the same line).
+_SEPARATOR = re.compile(rb"\xc2\x85|\xe2\x80[\xa8\xa9]")
+_SEPARATOR_NAMES = {b"\xc2\x85": "U+0085 NEXT LINE", b"\xe2\x80\xa8": "U+2028 LINE SEPARATOR",
+                    b"\xe2\x80\xa9": "U+2029 PARAGRAPH SEPARATOR"}
+
+
+def _separator_in(text: bytes):
+    """The first Unicode line separator in ``text`` (valid UTF-8), or None."""
+    if b"\xc2\x85" not in text and b"\xe2\x80" not in text:
+        return None
+    return _SEPARATOR.search(text)
+
+
+def _separator_message(found, line_start: int) -> str:
+    return (f"{_SEPARATOR_NAMES[found.group()]} at column {found.start() - line_start + 1}: "
+            f"only \\n ends a line, so the rest would be read as more fields of this one")
 
 
 def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
@@ -577,13 +801,15 @@ def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
                      f"not valid UTF-8: byte 0x{text[bad]:02x} at column {bad - start + 1}")
     nul = text.find(b"\0")
     if nul >= 0:
-        _raise_first(text, first_line, text.count(b"\n", 0, nul), source, kind,
-                     "NUL byte in the line (not allowed in a text file)")
+        _raise_first(text, first_line, text.count(b"\n", 0, nul), source, kind, _NUL_MESSAGE)
     inner_cr = _INNER_CR.search(text) if b"\r" in text else None
     if inner_cr is not None:
         _raise_first(text, first_line, text.count(b"\n", 0, inner_cr.start()), source, kind,
-                     "carriage return inside the line (old Mac line ends? lines must end "
-                     "with \\n)")
+                     _CR_MESSAGE)
+    separator = _separator_in(text)
+    if separator is not None:
+        _raise_first(text, first_line, text.count(b"\n", 0, separator.start()), source, kind,
+                     _separator_message(separator, text.rfind(b"\n", 0, separator.start()) + 1))
     if not text.endswith(b"\n"):
         text += b"\n"
     n_lines = text.count(b"\n")
@@ -612,13 +838,23 @@ def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
     comment = np.fromiter(map(bytes.startswith, firsts, repeat(b"#")), bool, len(nonblank))
     keep[nonblank[comment]] = False
     bad = (counts != kind.n_fields) if kind.exact else (counts < kind.n_fields)
+    if kind.has_tag:            # fields after a tag that is a number: see _shifted
+        longer = np.flatnonzero(keep & (counts > kind.n_fields))
+        bad[longer[_shifted([tokens[i] for i in (starts[longer] + 5).tolist()])]] = True
     bad &= keep
     if bad.any():
         i = int(np.argmax(bad))
-        expected = "" if kind.exact else "at least "
-        _raise_first(text, first_line, i, source, kind,
-                     f"expected {expected}{kind.n_fields} fields ({kind.layout}), "
-                     f"found {counts[i]}")
+        if counts[i] < kind.n_fields or kind.exact:
+            expected = "" if kind.exact else "at least "
+            message = f"expected {expected}{kind.n_fields} fields ({kind.layout}), found " \
+                      f"{counts[i]}"
+        else:
+            tag = tokens[starts[i] + 5].decode()
+            message = (f"the tag {tag!r} is a number and {counts[i] - kind.n_fields} more "
+                       f"field(s) follow it: the columns of a docno with a space in it, "
+                       f"shifted by one (trec_eval would read the rank as the score); "
+                       f"docnos cannot contain whitespace")
+        _raise_first(text, first_line, i, source, kind, message)
     kept = np.flatnonzero(keep)
     if not len(kept):
         return None
@@ -633,6 +869,16 @@ def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
             list(map(column, (starts + kind.value_field).tolist())),
             (kept + first_line).astype(np.int64),
             tokens[starts[-1] + 5] if kind.has_tag else None)
+
+
+def _shifted(tags: list[bytes]) -> np.ndarray:
+    """For the tags of run lines that have fields after the tag: whether each is a
+    number (by the grammar of scores: not NaN). A docno with a space in it (``q1 Q0
+    doc 7 3 12.5 run``) shifts the columns by one, so that the rank is read as the
+    score and the score as the tag, with the tag after it; trec_eval reads such a
+    line without a word, so it is an error here."""
+    return np.fromiter((_is_float(tag) and b"_" not in tag and not math.isnan(float(tag))
+                        for tag in tags), bool, len(tags))
 
 
 def _is_float(token: bytes) -> bool:
@@ -794,12 +1040,41 @@ def _number(value: Any, describe: Callable[[], str], finite: bool, name: str) ->
     try:
         number = float(value)
     except (OverflowError, ValueError, TypeError) as error:
-        raise InputError(f"{describe()}: {name} {value!r} cannot be a float64: {error}") from None
+        raise InputError(f"{describe()}: {name} {_short_repr(value)} cannot be a float64: "
+                         f"{error}") from None
     if number != number:
         raise InputError(f"{describe()}: {name} is NaN")
     if finite and number in (float("inf"), float("-inf")):
         raise InputError(f"{describe()}: {name} {value!r} is infinite; it must be finite")
     return number
+
+
+def _short_repr(value: Any) -> str:
+    """``repr(value)``, an int of more than 30 digits shortened to its first 20 and its
+    number of digits (a 401-digit int is not worth printing whole)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10 ** 30:
+        digits = len(str(abs(value)))
+        return f"{str(value)[:20 + (value < 0)]}... ({digits} digits)"
+    return repr(value)
+
+
+def _check_text(ids: list[str], describe: Callable[[int], str]) -> None:
+    """Raise an InputError naming the first id (``describe(i)`` says which) that has no
+    UTF-8 bytes: a str holding a lone surrogate (``os.fsdecode`` makes them of bytes
+    that are not UTF-8), which neither a file nor the native reader can hold."""
+    try:
+        "".join(ids).encode("utf-8")
+        return
+    except UnicodeEncodeError:
+        pass
+    for i, text in enumerate(ids):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise InputError(
+                f"{describe(i)} is not valid text: a lone surrogate "
+                f"{text[error.start]!r} at position {error.start}, which has no UTF-8 "
+                f"bytes") from None
 
 
 # --------------------------------------------------------------------------- dicts
@@ -842,6 +1117,7 @@ def _from_dict(d, source: str, name: str, finite: bool):
     counts = []
     for qid, docs in d.items():
         topic = str(qid)
+        _check_text([topic], lambda _: f"{source}: topic {topic!r}")
         if topic in topics:
             raise InputError(
                 f"{source}: topic ids {topics[topic]!r} and {qid!r} are both {topic!r} "
@@ -852,6 +1128,7 @@ def _from_dict(d, source: str, name: str, finite: bool):
                 f"{source}: topic {qid!r} must map docids to {name} values, "
                 f"got {type(docs).__name__}")
         ids = list(map(str, docs))
+        _check_text(ids, lambda i: f"{source}: topic {qid!r}, docid {ids[i]!r}")
         if len(set(ids)) != len(ids):
             firsts: dict[str, Any] = {}
             for key in docs:
@@ -933,6 +1210,8 @@ def _from_frame(df: Any, value_column: str, finite: bool, duplicates: str):
             i = int(np.argmax(missing_ids))
             raise InputError(f"{source}: {column} is missing at row {i} (0-based position)")
         ids[column] = list(map(str, array))
+        _check_text(ids[column], lambda i, column=column:
+                    f"{source}: row {i} (0-based position), {column} {ids[column][i]!r}")
     qids, docnos = ids["query_id"], ids["doc_id"]
 
     def describe(i: int) -> str:

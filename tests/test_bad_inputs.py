@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import pytest
 
-from cumgain import TopicsWarning, evaluate
+from cumgain import TopicsWarning, evaluate, trec_io
 from cumgain.exceptions import FormatError, InputError
 from cumgain.native import read_ranked
 from cumgain.trec_io import DuplicatesDroppedWarning, read_qrels, read_run
@@ -146,19 +146,196 @@ def test_a_carriage_return_inside_a_line_is_an_error(tmp_path, qrels, run, bad_f
                        seed=0, depth=None, duplicates="error") is None
 
 
+@pytest.mark.parametrize("separator, name", [("\u2028", "U+2028 LINE SEPARATOR"),
+                                             ("\u0085", "U+0085 NEXT LINE"),
+                                             ("\u2029", "U+2029 PARAGRAPH SEPARATOR")])
+@pytest.mark.parametrize("bad_file", ["qrels", "run"])
+def test_a_unicode_line_separator_inside_a_line_is_an_error(tmp_path, separator, name,
+                                                           bad_file):
+    """Two records joined by U+2028 (or NEL, or U+2029) are one line to trec_eval (lines
+    end at \\n, fields split on C isspace, which knows none of them): in a run the
+    second record would be fields after the tag, silently lost. Refused, naming the
+    line and the column, on both paths."""
+    if bad_file == "run":
+        qrels, run = QRELS, "q1 Q0 d1 1 0.9 t" + separator + "q1 Q0 d2 2 0.8 t\n" + RUN[34:]
+        column = len("q1 Q0 d1 1 0.9 t") + 1
+    else:
+        qrels, run = "q1 0 d1 2" + separator + "q1 0 d2 0\n" + QRELS[20:], RUN
+        column = len("q1 0 d1 2") + 1
+    expect_error(tmp_path, qrels, run, bad_file, 1, f"{name} at column {column}: only \\n ends a "
+                 f"line, so the rest would be read as more fields of this one")
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    assert read_ranked(qrels_path, run_path, ties="docno_desc", score_precision="float64",
+                       seed=0, depth=None) is None
+
+
+@pytest.mark.parametrize("run, line", [
+    (RUN.replace("q1 Q0 d2 2", "q1 Q0 d 2 2"), 2),         # docno "d 2"
+    ("q1 Q0 d 1 1 0.9 t\n" + RUN[17:], 1),                  # ... on the first line
+], ids=["docno-with-a-space", "on-the-first-line"])
+def test_a_docno_with_a_space_is_an_error(tmp_path, run, line):
+    """trec_eval splits at whitespace and ignores fields after the tag, so a docno with a
+    space in it shifts the columns by one: its rank is read as the score and its score
+    as the tag, silently. Fields after a tag that is a number are an error naming the
+    line; words after a tag that is not (trec_eval's own test files have them) are
+    ignored."""
+    expect_error(tmp_path, QRELS, run, "run", line, "is a number and 1 more field(s) follow "
+                 "it: the columns of a docno with a space in it, shifted by one")
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    assert read_ranked(qrels_path, run_path, ties="docno_desc", score_precision="float64",
+                       seed=0, depth=None) is None
+
+
+def _compressed(name: str, data: bytes) -> bytes:
+    import bz2
+    import io
+    import lzma
+    import zipfile
+    if name == "bzip2":
+        return bz2.compress(data)
+    if name == "xz":
+        return lzma.compress(data)
+    if name == "zip":
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            archive.writestr("run.txt", data)
+        return buffer.getvalue()
+    if name == "gzip twice":
+        return gzip.compress(gzip.compress(data))
+    if name == "bzip2 inside gzip":
+        return gzip.compress(bz2.compress(data))
+    magic = {"zstd": b"\x28\xb5\x2f\xfd", "7z": b"7z\xbc\xaf\x27\x1c",
+             "lz4": b"\x04\x22\x4d\x18", "compress": b"\x1f\x9d\x90"}[name]
+    return magic + bytes(range(256))        # (a header is all the readers look at)
+
+
+@pytest.mark.parametrize("name", ["bzip2", "xz", "zip", "zstd", "7z", "lz4", "compress",
+                                  "gzip twice", "bzip2 inside gzip"])
+@pytest.mark.parametrize("bad_file", ["qrels", "run"])
+def test_a_file_compressed_otherwise_than_with_gzip_says_so(tmp_path, name, bad_file):
+    """Told by its magic bytes (at the start, or at the start of a gzip file's content),
+    on both paths: not "not valid UTF-8" at line 1."""
+    qrels, run = QRELS, RUN
+    if bad_file == "qrels":
+        qrels = _compressed(name, QRELS.encode())
+    else:
+        run = _compressed(name, RUN.encode())
+    if name == "gzip twice":
+        words = "compressed with gzip twice, not supported: gunzip it once first"
+    elif name == "bzip2 inside gzip":
+        words = "compressed with bzip2 inside gzip, not supported"
+    else:
+        words = f"compressed with {name}, not supported: decompress it first"
+    expect_error(tmp_path, qrels, run, bad_file, 0, words)
+
+
+def test_a_topic_that_looks_like_a_magic_number_is_a_topic(tmp_path):
+    qrels = QRELS.replace("q1", "BZh9")
+    run = RUN.replace("q1", "BZh9")
+    result = same_both_ways(*files(tmp_path, qrels, run))
+    assert result.topics == ("BZh9", "q2")
+
+
 def test_final_line_without_newline_is_read(tmp_path):
     result = same_both_ways(*files(tmp_path, QRELS.rstrip("\n"), RUN.rstrip("\n")))
     assert result.means["num_ret"] == 4
 
 
-def test_a_line_longer_than_any_buffer(tmp_path):
-    """A 40 MiB docno: five times the native reader's 8 MiB block, read whole, in
-    linear time (the pieces are joined once)."""
+def test_a_line_longer_than_any_buffer(tmp_path, monkeypatch):
+    """A 40 MiB docno, under a limit raised to 64 MiB: forty times the native reader's
+    1 MiB block, read whole, in linear time (the pieces are joined once)."""
+    monkeypatch.setattr(trec_io, "MAX_LINE_BYTES", 64 << 20)
     long_docno = "x" * (40 << 20)
     qrels = QRELS + f"q1 0 {long_docno} 3\n"
     run = f"q1 Q0 {long_docno} 1 1.5 t\n" + RUN
     result = same_both_ways(*files(tmp_path, qrels, run))
     assert result.values["P_1"][0] == 1.0 and result.values["num_rel_ret"][0] == 3
+
+
+@pytest.mark.parametrize("how", ["constant", "environment"])
+@pytest.mark.parametrize("where", ["middle", "last line, no newline"])
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("bad_file", ["qrels", "run"])
+def test_a_line_longer_than_the_limit_is_an_error_naming_it(tmp_path, monkeypatch, how, where,
+                                                            gz, bad_file):
+    """The limit (cumgain.trec_io.MAX_LINE_BYTES, else CUMGAIN_MAX_LINE_BYTES, else
+    1 MiB) bounds what a line may cost; a line of exactly the limit is read, one byte
+    more is an error naming the line, on both paths (the native one steps aside)."""
+    if how == "constant":
+        monkeypatch.setattr(trec_io, "MAX_LINE_BYTES", 100)
+    else:
+        monkeypatch.setenv("CUMGAIN_MAX_LINE_BYTES", "100")
+    fits = "q1 Q0 " + "x" * 86 + " 9 0.1 t"             # 100 bytes
+    too_long = "q1 Q0 " + "y" * 87 + " 9 0.1 t"         # 101 bytes
+    if bad_file == "qrels":
+        fits, too_long = "q1 0 " + "x" * 93 + " 1", "q1 0 " + "y" * 94 + " 1"
+    assert (len(fits), len(too_long)) == (100, 101)
+    good = (QRELS if bad_file == "qrels" else RUN) + fits + "\n"
+    bad = good + too_long + ("\nq2 Q0 d2 1 0.1 t\n" if bad_file == "run" else "\nq2 0 d2 1\n") \
+        if where == "middle" else good + too_long
+    line = good.count("\n") + 1
+
+    def data(text):
+        return gzip.compress(text.encode()) if gz else text
+
+    qrels, run = (data(bad), RUN) if bad_file == "qrels" else (QRELS, data(bad))
+    expect_error(tmp_path, qrels, run, bad_file, line, "line longer than 100 bytes")
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    assert read_ranked(qrels_path, run_path, ties="docno_desc", score_precision="float64",
+                       seed=0, depth=None) is None
+    fine = (data(good), RUN) if bad_file == "qrels" else (QRELS, data(good))
+    same_both_ways(*files(tmp_path / "fits", *fine))
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("bad_file", ["qrels", "run"])
+def test_a_file_of_nul_bytes_is_refused_at_line_1_in_bounded_memory(tmp_path, gz, bad_file):
+    """64 MiB of NUL bytes (the gzip case: 256 MiB in a 250 KB bomb) and no newline: the
+    NUL error at line 1 once the first line passes the limit, holding a few MiB (the
+    native reader once doubled its buffer to the whole file, then the reference reader
+    read it all again: 1 GiB took 17.6 s and 3.1 GB)."""
+    import tracemalloc
+    if gz:
+        data = gzip.compress(b"\0" * (256 << 20), compresslevel=1)
+    else:
+        data = b"\0" * (64 << 20)
+    qrels, run = (data, RUN) if bad_file == "qrels" else (QRELS, data)
+    tracemalloc.start()
+    try:
+        expect_error(tmp_path, qrels, run, bad_file, 1, "NUL byte in the line")
+        qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+        with pytest.raises(FormatError, match=":1: NUL byte"):
+            (read_qrels if bad_file == "qrels" else read_run)(
+                qrels_path if bad_file == "qrels" else run_path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < (16 << 20) + len(data), f"peak {peak / 2 ** 20:.1f} MiB"
+    assert peak - len(data) < 16 << 20
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
+def test_dev_zero_as_a_run_is_refused_at_line_1(tmp_path):
+    """/dev/zero never ends: refused at its first line (the reference reader, which
+    takes what is not a regular file, once grew to 2.3 GB in 4 s). In a fresh process
+    whose address space may grow by 1 GiB only, the command line prints one line."""
+    import resource
+    import subprocess
+    import sys
+    qrels_path, _ = files(tmp_path)
+    code = ("import resource, sys\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY))\n"
+            "from cumgain.cli import main\n"
+            "sys.exit(main(['evaluate', sys.argv[1], '/dev/zero', '-m', 'map']))\n")
+    assert resource.getrlimit(resource.RLIMIT_AS)[0] in (resource.RLIM_INFINITY, -1) \
+        or resource.getrlimit(resource.RLIMIT_AS)[0] > 3 << 30
+    completed = subprocess.run([sys.executable, "-c", code, str(qrels_path)],
+                               capture_output=True, text=True, timeout=120,
+                               env={**os.environ, "MALLOC_ARENA_MAX": "1"})
+    assert completed.returncode == 2, completed.stderr[-2000:]
+    assert completed.stderr.startswith(
+        "cumgain evaluate: error: /dev/zero:1: NUL byte in the line"), completed.stderr[-2000:]
+    assert completed.stderr.count("\n") == 1
 
 
 # ------------------------------------------------------------------ duplicates, empty files

@@ -213,3 +213,18 @@ def test_trec_eval_measure_order_constant_matches_the_registry():
     assert PRINT_ORDER.index("dcg") < PRINT_ORDER.index("ideal_dcg") < PRINT_ORDER.index("ndcg")
     assert np.all(np.diff([PRINT_ORDER.index(name) for name in
                            ("runid", "num_q", "map", "P", "recall", "ndcg_cut", "success")]) > 0)
+
+
+@pytest.mark.parametrize("error, line", [
+    (MemoryError(), "out of memory"),
+    (MemoryError("Unable to allocate 8.00 EiB"), "out of memory: Unable to allocate 8.00 EiB"),
+    (cumgain.exceptions.OutOfMemoryError("run.txt", "run", 1 << 25),
+     "run.txt: out of memory reading the run: an allocation of 33,554,432 bytes failed"),
+])
+def test_a_memory_error_is_one_line_and_its_own_exit_status(capsys, error, line):
+    """No traceback: one line, and a status of its own (not a malformed file's)."""
+    def handler(args):
+        raise error
+
+    assert cli._run(handler, None, "cumgain evaluate") == cli.EXIT_NO_MEMORY == 3
+    assert capsys.readouterr().err == f"cumgain evaluate: error: {line}\n"

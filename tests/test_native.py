@@ -9,9 +9,13 @@ import dataclasses
 import gc
 import gzip
 import io
+import json
 import math
+import os
 import pickle
 import re
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -74,7 +78,7 @@ def collections(draw):
             qrels_lines.append(f"{topic}{sep}0 {docno} {draw(levels)}")
     for topic in draw(st.lists(topics, min_size=1, max_size=4, unique=True)):
         for rank, docno in enumerate(draw(st.lists(docnos, min_size=1, max_size=7, unique=True))):
-            extra = draw(st.sampled_from(["", " extra", "\r"]))
+            extra = draw(st.sampled_from(["", " extra", "\r", " 1.5 words"]))
             run_lines.append(f"{topic} Q0 {docno} {rank + 1} {draw(scores)} tag{topic}{extra}")
     if not qrels_lines:
         qrels_lines.append("1 0 d1 1")
@@ -110,6 +114,9 @@ BAD_LINES = [
     "1 0 d1 1_0",
     "",                         # blank line in qrels
     "1 0 d\x00 1",
+    "1 0 d\u20281 1",           # a Unicode line separator (U+2028, U+0085, U+2029)
+    "1 0 d1 1\u0085",
+    "\u2029",
 ]
 
 
@@ -125,7 +132,8 @@ def test_bad_qrels_lines_step_aside_and_the_reference_words_the_error(tmp_path, 
 
 
 @pytest.mark.parametrize("bad", ["1 Q0 b 2 1.0", "1 Q0 b 2 x t", "1 Q0 b 2 nan t",
-                                 "1 Q0 b 2 1e t", "1 Q0 a 2 0.5 t"])
+                                 "1 Q0 b 2 1e t", "1 Q0 a 2 0.5 t", "1 Q0 b\u2028 2 1.0 t",
+                                 "1 Q0 b c 2 1.0 t", "1 Q0 b 2 1.0 inf x"])
 def test_bad_run_lines_step_aside(tmp_path, bad):
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     qrels_path.write_text("1 0 a 1\n")
@@ -232,6 +240,58 @@ def test_dicts_native_equals_reference(data, ties, precision, depth, judged_only
         native = evaluate(qrels, run, MEASURES, **options)
         reference = evaluate(load_qrels(qrels), load_run(run), MEASURES, **options)
     assert_same(native, reference)
+
+
+@pytest.mark.parametrize("value", [10 ** 400, -10 ** 400, 2 ** 1024],
+                         ids=["1e400", "-1e400", "2^1024"])
+@pytest.mark.parametrize("which", ["qrels", "run"])
+def test_an_int_no_float64_holds_is_the_same_input_error_on_both_dict_paths(which, value):
+    """The C path once raised a raw OverflowError from PyLong_AsDouble; the reference
+    path an InputError naming the topic and document. Both now give the latter."""
+    qrels, run = {"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 0.5, "d2": 1.5}}
+    (qrels if which == "qrels" else run)["q1"]["d2"] = value
+    name = "relevance" if which == "qrels" else "score"
+    with pytest.raises(InputError, match=rf"<dict>: topic 'q1', docid 'd2': {name} "
+                                         rf".*digits\) cannot be a float64") as native_error:
+        evaluate(qrels, run, ["map"])
+    with pytest.raises(InputError) as reference_error:
+        evaluate(load_qrels(qrels), load_run(run), ["map"])
+    assert str(native_error.value) == str(reference_error.value)
+    assert read_ranked(qrels, run, ties="docno_desc", score_precision="float64", seed=0,
+                       depth=None) is None
+
+
+@pytest.mark.parametrize("where", ["qrels topic", "qrels docno", "run topic", "run docno"])
+def test_a_lone_surrogate_in_a_dict_id_is_the_same_input_error_on_both_paths(where):
+    """A str with a lone surrogate has no UTF-8 bytes, which the ids are compared by:
+    an InputError naming the topic or document on both paths (the C path once raised
+    UnicodeEncodeError, the reference path evaluated)."""
+    bad = "x\udcff"
+    qrels, run = {"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 0.5, "d2": 1.5}}
+    target = qrels if where.startswith("qrels") else run
+    if where.endswith("topic"):
+        target[bad] = target.pop("q1")
+        named = r"topic 'x\\udcff'"
+    else:
+        target["q1"][bad] = target["q1"].pop("d2")
+        named = r"topic 'q1', docid 'x\\udcff'"
+    pattern = rf"<dict>: {named} is not valid text: a lone surrogate '\\udcff' at position 1"
+    with pytest.raises(InputError, match=pattern) as native_error:
+        evaluate(qrels, run, ["map"])
+    with pytest.raises(InputError) as reference_error:
+        evaluate(load_qrels(qrels), load_run(run), ["map"])
+    assert str(native_error.value) == str(reference_error.value)
+    assert read_ranked(qrels, run, ties="docno_desc", score_precision="float64", seed=0,
+                       depth=None) is None
+
+
+def test_a_lone_surrogate_in_a_dataframe_id_is_an_input_error():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"query_id": ["q1", "q1"],
+                          "doc_id": pd.Series(["d1", "d\ud800"], dtype=object),
+                          "score": [1.0, 2.0]})
+    with pytest.raises(InputError, match=r"row 1 .*doc_id 'd\\ud800' is not valid text"):
+        load_run(frame)
 
 
 def _ranked_columns(ranker):
@@ -526,7 +586,9 @@ def test_prepared_qrels_keep_the_dicts_and_read_them_once():
 
 
 @pytest.mark.parametrize("qrels", [{"1": {"a": np.int64(1)}}, {1: {"a": 1}},
-                                   {"1": {"a": 1}, "2": {}}, {"1": {"a": float("nan")}}])
+                                   {"1": {"a": 1}, "2": {}}, {"1": {"a": float("nan")}},
+                                   {"1": {"a": 10 ** 400}}, {"1": {"a\udcff": 1}},
+                                   {"1\udcff": {"a": 1}}])
 def test_prepared_qrels_the_native_reader_does_not_take(qrels):
     """Such judgments are not read natively; evaluations take the reference path and
     end as they do for the plain dict (a result or the same error)."""
@@ -777,17 +839,88 @@ class _CountingReader(io.BytesIO):
         return chunk
 
 
-def test_a_part_start_is_looked_for_within_search_bytes_in_linear_time(monkeypatch):
-    """Lines longer than a read (joined once, not at every read) before the next
-    topic; a line longer than SEARCH_BYTES ends the search after that many bytes."""
+def test_a_part_start_is_looked_for_within_search_bytes_in_a_few_small_reads(monkeypatch):
+    """Past a line longer than a read (only its topic is read where a probe lands on
+    it); a line longer than PROBE_BYTES in the way, or no other topic within
+    SEARCH_BYTES, ends the search: None, after a bounded number of bounded reads."""
     monkeypatch.setattr(native, "SEARCH_BYTES", 1 << 18)
     long_line = b"1 Q0 " + b"x" * 150_000 + b" 1 1.0 t\n"
     text = b"1 Q0 a 1 2.0 t\n" + long_line + b"2 Q0 b 1 1.0 t\n"
     reader = _CountingReader(text)
     assert native._next_start(reader, 3) == text.index(b"2 Q0 b")
+    monkeypatch.setattr(native, "PROBE_BYTES", 1 << 16)
     reader = _CountingReader(b"1 Q0 a 1 2.0 t\n1 Q0 " + b"x" * (1 << 20) + b" 1 1.0 t\n2 Q0 b\n")
-    assert native._next_start(reader, 3) is None
-    assert reader.bytes_read <= native.SEARCH_BYTES + (1 << 16)
+    assert native._next_start(reader, 20) is None
+    assert reader.bytes_read <= 2 * native.PROBE_BYTES
+    one_topic = b"".join(b"1 Q0 d%d %d 1.0 t\n" % (i, i) for i in range(100_000))
+    reader = _CountingReader(one_topic)
+    assert native._next_start(reader, 1000) is None
+    assert reader.bytes_read <= 20 * native._FIRST_READ * 2
+
+
+def _first_topic_start(text: bytes, offset: int):
+    """The first line after the one holding ``offset`` whose topic differs from the data
+    line before it, line by line (the old search, the oracle)."""
+    position, previous, started = 0, None, False
+    for line in text.split(b"\n"):
+        if started:
+            fields = line.split(None, 1)
+            if fields and not fields[0].startswith(b"#"):
+                if previous is not None and fields[0] != previous:
+                    return position if position - offset <= native.SEARCH_BYTES else None
+                previous = fields[0]
+        started = started or position <= offset <= position + len(line)
+        position += len(line) + 1
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([b"1", b"2", b"10", b"q"]),
+                          st.integers(1, 60),
+                          st.lists(st.sampled_from([b"", b"  ", b"\t\r", b"# note", b" #x 1",
+                                                    b" Q0 " + b"x" * 5000 + b" 1 1 t"]),
+                                   max_size=2)),
+                min_size=1, max_size=8, unique_by=lambda topic: topic[0]),
+       st.sampled_from([b"", b" ", b"\t"]), st.booleans(), st.floats(0, 1))
+def test_a_part_start_is_the_first_topic_start_after_the_target(topics, lead, final_newline,
+                                                                  where):
+    """The bounded search finds what a line-by-line search finds, for topics one after
+    another with comment and blank lines, long lines and indentation anywhere."""
+    lines = []
+    for topic, n, extras in topics:
+        for d in range(n):
+            lines.append(lead + topic + b" Q0 d%d 1 %d t" % (d, n - d))
+            if d == n // 2:             # (a long line: of this topic)
+                lines.extend(topic + extra if extra.startswith(b" Q0") else extra
+                             for extra in extras)
+    text = b"\n".join(lines) + (b"\n" if final_newline else b"")
+    offset = min(int(where * len(text)), len(text) - 1)
+    assert native._next_start(io.BytesIO(text), offset) == _first_topic_start(text, offset)
+
+
+def test_a_one_topic_run_is_not_searched_through(tmp_path, monkeypatch):
+    """A run that is one topic has no part start: the search for each part's gives up
+    after a few small reads instead of reading SEARCH_BYTES (16 MiB) line by line in
+    Python per part (a 5M-line topic took 5.0 s with the default threads, 1.5 s with
+    one), so more threads are never slower than one."""
+    run_path = tmp_path / "run"
+    with open(run_path, "wb") as run:
+        for start in range(0, 1_200_000, 100_000):
+            run.write(b"".join(b"7 Q0 doc%d %d %d t\n" % (i, i, 10 ** 7 - i)
+                               for i in range(start, start + 100_000)))
+    bytes_read = []
+
+    class Counting(io.FileIO):
+        def read(self, size=-1):
+            data = super().read(size)
+            bytes_read.append(len(data))
+            return data
+
+    monkeypatch.setattr(native, "open", lambda path, mode: Counting(path, "r"), raising=False)
+    assert native._part_starts(str(run_path), native.parts_for(4), 8) == [0]
+    parts = min(native.parts_for(4), run_path.stat().st_size // native.PART_BYTES)
+    probes = 2 * (native.SEARCH_BYTES // 4096).bit_length() + 2     # per part, at most
+    assert parts > 1 and sum(bytes_read) <= (parts - 1) * probes * 2 * 4096
 
 
 def test_a_topic_split_between_parts_or_a_bad_line_in_a_later_part_steps_aside(
@@ -1479,3 +1612,205 @@ def test_blocks_are_whole_lines_whatever_the_reads(limit):
     expected = data[3:] if limit < 0 else data[3:limit]
     assert b"".join(blocks) == expected
     assert all(block.endswith(b"\n") for block in blocks[:-1])
+
+
+# ------------------------------------------------------------------ out of memory
+
+_UNDER_LIMIT = r'''
+import json, os, resource, sys, time
+import cumgain
+from cumgain import evaluator
+calls = []
+for name in ("load_qrels", "load_run"):          # the reference reader must not be called
+    real = getattr(evaluator, name)
+    setattr(evaluator, name, lambda *a, real=real, name=name, **k: (calls.append(name),
+                                                                       real(*a, **k))[1])
+with open("/proc/self/status") as status:
+    size = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
+headroom = int(sys.argv[1]) << 20
+resource.setrlimit(resource.RLIMIT_AS, (size * 1024 + headroom, resource.RLIM_INFINITY))
+start = time.perf_counter()
+if sys.argv[2] == "cli":
+    from cumgain.cli import main
+    status = main(["evaluate", sys.argv[3], sys.argv[4], "-m", "map"])
+    print(json.dumps({"status": status, "calls": calls}), file=sys.stderr)
+    sys.exit(0)
+try:
+    cumgain.evaluate(sys.argv[3], sys.argv[4], ["map"], threads=1)
+    outcome = {"error": None}
+except MemoryError as error:
+    outcome = {"error": type(error).__name__, "message": str(error),
+               "is_memory_error": isinstance(error, MemoryError)}
+outcome.update(calls=calls, seconds=time.perf_counter() - start)
+print(json.dumps(outcome))
+'''
+
+
+def _one_big_topic(tmp_path, lines):
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    qrels_path.write_text("1 0 d1 1\n1 0 d2 0\n")
+    with open(run_path, "w") as run:
+        for start in range(0, lines, 100_000):
+            run.write("".join(f"1 Q0 d{i} {i + 1} {lines - i} t\n"
+                              for i in range(start, min(lines, start + 100_000))))
+    return qrels_path, run_path
+
+
+def _run_under_limit(tmp_path, headroom_mib, *arguments):
+    """Run _UNDER_LIMIT in a fresh process whose address space may grow by
+    ``headroom_mib`` MiB past its size after the imports (one malloc arena, one
+    OpenBLAS thread, so that threads do not reserve address space of their own)."""
+    env = {**os.environ, "MALLOC_ARENA_MAX": "1", "OPENBLAS_NUM_THREADS": "1",
+           "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-c", _UNDER_LIMIT, str(headroom_mib), *arguments],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
+def test_out_of_memory_in_the_c_reader_is_a_memory_error_naming_the_file(tmp_path):
+    """An allocation that fails in the C reader is a MemoryError at once, naming the
+    file and the bytes asked for: not a retry with the pure-Python reader (which needs
+    30-50 times the memory and time, and failed with an empty MemoryError)."""
+    qrels_path, run_path = _one_big_topic(tmp_path, 400_000)
+    completed = _run_under_limit(tmp_path, 64, "api", str(qrels_path), str(run_path))
+    assert completed.returncode == 0, completed.stderr
+    outcome = json.loads(completed.stdout)
+    assert outcome["calls"] == []
+    assert outcome["is_memory_error"] and outcome["error"] == "OutOfMemoryError"
+    assert outcome["message"].startswith(f"{run_path}: out of memory reading the run: ")
+    assert re.search(r"an allocation of [\d,]+ bytes failed", outcome["message"])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
+def test_out_of_memory_in_the_command_line_is_one_line_and_its_own_status(tmp_path):
+    from cumgain import cli
+    qrels_path, run_path = _one_big_topic(tmp_path, 400_000)
+    completed = _run_under_limit(tmp_path, 64, "cli", str(qrels_path), str(run_path))
+    *printed, report = completed.stderr.strip().splitlines()
+    assert json.loads(report) == {"status": cli.EXIT_NO_MEMORY, "calls": []}
+    assert len(printed) == 1 and printed[0].startswith(
+        f"cumgain evaluate: error: {run_path}: out of memory reading the run: "), printed
+
+
+@pytest.fixture
+def allocation_limit():
+    """Set a limit above which every allocation of the C reader fails (the test hook);
+    lifted afterwards."""
+    yield _trec._set_allocation_limit
+    _trec._set_allocation_limit(_trec.NO_ALLOCATION_LIMIT)
+
+
+def _refuse_the_reference_reader(monkeypatch):
+    from cumgain import evaluator
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the reference reader was called after a failure")
+
+    monkeypatch.setattr(evaluator, "load_qrels", refuse)
+    monkeypatch.setattr(evaluator, "load_run", refuse)
+
+
+@pytest.mark.parametrize("form", ["file", "gzip", "dict"])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("which", ["qrels", "run"])
+def test_an_allocation_failing_in_c_raises_at_once_naming_what_was_read(
+        tmp_path, monkeypatch, allocation_limit, which, threads, form):
+    """Wherever an allocation fails (one part or parts read in threads, files or dicts,
+    qrels or run): an OutOfMemoryError, a MemoryError naming the source and the bytes
+    asked for; never the reference reader."""
+    big = {f"t{t}": {f"doc{t}-{d}": (d % 3) for d in range(20_000)} for t in range(4)}
+    small = {"t0": {"doc0-1": 1}}
+    qrels, run = (big, small) if which == "qrels" else (small, big)
+    run = {topic: {d: float(level) for d, level in docs.items()} for topic, docs in run.items()}
+    if form == "dict":
+        sources = qrels, run
+        named = "<dict>"
+        monkeypatch.setattr(native, "DICT_TOPICS_PER_THREAD", 1)
+    else:
+        qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+        qrels_text = "".join(f"{t} 0 {d} {v}\n" for t, docs in qrels.items()
+                             for d, v in docs.items())
+        run_text = "".join(f"{t} Q0 {d} 1 {v} x\n" for t, docs in run.items()
+                           for d, v in docs.items())
+        for path, text in ((qrels_path, qrels_text), (run_path, run_text)):
+            data = text.encode()
+            path.write_bytes(gzip.compress(data) if form == "gzip" else data)
+        sources = qrels_path, run_path
+        named = str(qrels_path if which == "qrels" else run_path)
+        monkeypatch.setattr(native, "PART_BYTES", 1)
+    _refuse_the_reference_reader(monkeypatch)
+    limit = 1 << 16
+    allocation_limit(limit)
+    with pytest.raises(MemoryError) as error:
+        evaluate(*sources, ["map"], threads=threads)
+    assert isinstance(error.value, cumgain.exceptions.OutOfMemoryError)
+    assert error.value.path == named and error.value.requested > limit
+    assert str(error.value) == (f"{named}: out of memory reading the {which}: an allocation "
+                                f"of {error.value.requested:,} bytes failed")
+
+
+def test_a_memory_error_outside_c_names_the_file_too(tmp_path, monkeypatch):
+    """A MemoryError from the Python side of the native path (a buffer, a numpy array)
+    is raised as an OutOfMemoryError naming the file, not retried either."""
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    qrels_path.write_text("1 0 a 1\n")
+    run_path.write_text("1 Q0 a 1 1.0 t\n")
+    _refuse_the_reference_reader(monkeypatch)
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("Unable to allocate 8.00 EiB")
+
+    monkeypatch.setattr(native, "_blocks", no_memory)
+    with pytest.raises(cumgain.exceptions.OutOfMemoryError) as error:
+        evaluate(qrels_path, run_path, ["map"])
+    assert str(error.value) == (f"{qrels_path}: out of memory reading the qrels "
+                                f"(Unable to allocate 8.00 EiB)")
+    assert error.value.requested is None
+
+
+# ------------------------------------------------------------------ the line limit
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("bad_file", ["qrels", "run"])
+def test_a_line_past_the_limit_within_a_block_stops_the_c_reader(tmp_path, monkeypatch,
+                                                                 threads, bad_file):
+    """A complete line longer than the limit, well inside a block (and in any part):
+    the C parser stops at it, and the reference reader names it; lines of exactly the
+    limit are read natively."""
+    monkeypatch.setattr(native.trec_io, "MAX_LINE_BYTES", 60)
+    monkeypatch.setattr(native, "PART_BYTES", 1)
+    qrels = [f"{t} 0 d{d} {d % 3}" for t in range(1, 30) for d in range(20)]
+    run = [f"{t} Q0 d{d} {d + 1} {30 - d} t" for t in range(1, 30) for d in range(20)]
+    lines = qrels if bad_file == "qrels" else run
+    at = len(lines) * 2 // 3
+    topic = lines[at].split()[0]
+    fill = 60 - len(f"{topic} 0 x 1") if bad_file == "qrels" else 60 - len(f"{topic} Q0 x 1 1 t")
+    exact = (f"{topic} 0 {'x' * (fill + 1)} 1" if bad_file == "qrels"
+             else f"{topic} Q0 {'x' * (fill + 1)} 1 1 t")
+    assert len(exact) == 60
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    lines.insert(at, exact)
+    qrels_path.write_text("\n".join(qrels) + "\n")
+    run_path.write_text("\n".join(run) + "\n")
+    options = dict(ties="docno_desc", score_precision="float64", seed=0, depth=None,
+                   threads=threads)
+    assert read_ranked(qrels_path, run_path, **options) is not None
+    lines[at] = exact.replace("x", "xy", 1)                 # 61 bytes
+    qrels_path.write_text("\n".join(qrels) + "\n")
+    run_path.write_text("\n".join(run) + "\n")
+    assert read_ranked(qrels_path, run_path, **options) is None
+    bad_path = qrels_path if bad_file == "qrels" else run_path
+    with pytest.raises(FormatError, match=rf"^{re.escape(str(bad_path))}:{at + 1}: line longer "
+                                          rf"than 60 bytes"):
+        evaluate(qrels_path, run_path, ["map"], threads=threads)
+
+
+def test_the_native_blocks_stop_growing_past_the_limit():
+    """_blocks doubles its buffer for a long line only up to the limit: an unfinished
+    line longer than it stops the reading (_LineTooLong), a complete one is the
+    parser's to refuse."""
+    data = b"1 Q0 a 1 1 t\n" + b"x" * (5 << 20) + b"\n"
+    with pytest.raises(native._LineTooLong):
+        list(native._blocks(io.BytesIO(data), max_line=1 << 20))
+    blocks = [bytes(block) for block in native._blocks(io.BytesIO(data), max_line=6 << 20)]
+    assert b"".join(blocks) == data

@@ -340,6 +340,8 @@ def test_comments_crlf_and_gzip(tmp_path):
     (b"q u s a 1\nq u s \xff 0\n", 2, "not valid UTF-8"),
     (b"q u s a 1\nq u s a\x00b 0\n", 2, "NUL byte"),
     ("q u s a 1\rq u s b 0\n", 1, "carriage return inside the line"),
+    ("q u s a 1\nq u s a 1\u2028q u s b 0\n", 2, "U+2028 LINE SEPARATOR at column 10"),
+    (b"BZh91AY&SY\x00\xff", 0, "compressed with bzip2, not supported"),
     ("", 0, "no judgments"),
     ("# only a comment\n", 0, "no judgments"),
     ("q u s a abc\nq u s b\n", 1, "is not a number"),      # the first error in file order

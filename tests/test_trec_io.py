@@ -219,6 +219,28 @@ def test_uniform_and_ragged_lines_give_the_same_columns(tmp_path):
     assert (a.tag, b.tag) == ("t", "u")
 
 
+@pytest.mark.parametrize("line, words", [
+    ("1 Q0 doc 7 3 12.5 run", "the tag '12.5' is a number and 1 more field(s) follow it"),
+    ("1 Q0 a b 7 3 12.5 run", "the tag '3' is a number and 2 more field(s) follow it"),
+    ("1 Q0 a 7 3 -inf x y", "the tag '-inf' is a number and 2 more field(s) follow it"),
+])
+@pytest.mark.parametrize("batch", [1 << 23, 16])
+def test_fields_after_a_tag_that_is_a_number_are_an_error(tmp_path, line, words, batch):
+    """A docno with a space in it shifts the columns by one: its rank is read as the
+    score and its score as the tag, with fields after it. Words after a tag that is not
+    a number are ignored (trec_eval's results.trunc has them); so is a tag that is a
+    number with nothing after it."""
+    path = write(tmp_path, "r.txt", "1 Q0 a 1 1 t\n1 Q0 b 2 1 t more words\n" + line + "\n")
+    with pytest.raises(FormatError) as excinfo:
+        read_with_small_blocks(read_run, path, batch, 8)
+    check_error(excinfo, path, 3, words)
+    with pytest.raises(FormatError) as in_blocks:
+        list(trec_io.iter_run_blocks(path, block_bytes=8))
+    assert str(in_blocks.value) == str(excinfo.value)
+    fine = read_run(write(tmp_path, "f.txt", "1 Q0 a 1 1 7\n1 Q0 b 2 1 nan x\n1 Q0 c 2 1 t 5\n"))
+    assert fine.docnos.tolist() == ["a", "b", "c"] and fine.tag == "t"
+
+
 @functools.lru_cache(maxsize=None)
 def libc_strtod():
     libc = ctypes.CDLL(ctypes.util.find_library("c"))
@@ -252,6 +274,14 @@ def test_number_grammar_matches_c_strtod_bit_for_bit(text):
 
 # ----------------------------------------------------------------------------- the oracle
 
+def is_number(text: str) -> bool:
+    """The grammar of scores, but NaN (see test_number_grammar_matches_c_strtod_bit_for_bit)."""
+    try:
+        return "_" not in text and not math.isnan(float(text))
+    except ValueError:
+        return False
+
+
 def naive_parse(data: bytes, kind: str, duplicates: str = "error"):
     """trec_io's rules, line by line: returns the same shape as ``columns()``."""
     text = data.decode("utf-8")
@@ -275,6 +305,7 @@ def naive_parse(data: bytes, kind: str, duplicates: str = "error"):
             topic, docno, value = fields[0], fields[2], float(fields[3])
         else:
             assert len(fields) >= 6
+            assert len(fields) == 6 or not is_number(fields[5]), "a shifted docno"
             topic, docno, value, tag = fields[0], fields[2], float(fields[4]), fields[5]
         if (topic, docno) in seen:
             assert duplicates == "first"
@@ -368,6 +399,88 @@ def test_files_match_the_naive_parser(tmp_path_factory, kind, data):
     else:
         with pytest.raises(FormatError, match="duplicate"):
             read_with_small_blocks(reader, path, batch, chunk)
+
+
+@pytest.mark.filterwarnings("ignore::cumgain.trec_io.DuplicatesDroppedWarning")
+@pytest.mark.parametrize("kind", ["qrels", "run"])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_line_past_the_limit_is_refused_wherever_the_reads_and_batches_cut(
+        tmp_path_factory, kind, data):
+    """With any limit, read size and batch size: a file whose lines all fit reads as
+    without a limit; otherwise the first line longer than the limit is the error (its
+    line number), unless a line before it has an error of its own."""
+    content = data.draw(trec_files(kind))
+    gz = data.draw(st.booleans())
+    batch = data.draw(st.sampled_from([1, 7, 64, 1 << 23]))
+    chunk = data.draw(st.sampled_from([1, 5, 33, 1 << 20]))
+    lines = content.split(b"\n")
+    limit = data.draw(st.integers(1, max(map(len, lines)) + 2))
+    path = write(tmp_path_factory.mktemp("p"), "f", content, gz=gz)
+    reader = read_qrels if kind == "qrels" else read_run
+    too_long = [i for i, line in enumerate(lines) if len(line) > limit]
+    if not too_long:
+        assert columns(read_with_small_blocks(reader, path, batch, chunk, duplicates="first",
+                                              max_line_bytes=limit)) == \
+            columns(read_with_small_blocks(reader, path, batch, chunk, duplicates="first"))
+        return
+    with pytest.raises(FormatError) as excinfo:
+        read_with_small_blocks(reader, path, batch, chunk, duplicates="first",
+                               max_line_bytes=limit)
+    before = b"".join(line + b"\n" for line in lines[:too_long[0]])
+    try:                # the lines before the long one, on their own
+        reader(write(tmp_path_factory.mktemp("b"), "f", before), duplicates="first")
+    except FormatError as error:
+        if "no judgments" not in str(error) and "no results" not in str(error):
+            assert str(excinfo.value) == str(error)
+            return
+    check_error(excinfo, path, too_long[0] + 1, f"line longer than {limit:,} bytes")
+    assert excinfo.value.text == trec_io._shown(lines[too_long[0]][:limit])
+
+
+@pytest.mark.parametrize("prefix, words", [
+    (b"1 Q0 d\xff" + b"x" * 30, "not valid UTF-8: byte 0xff at column 7"),
+    (b"1 Q0 \xe2\x82" + b"x" * 30, "not valid UTF-8: byte 0xe2 at column 6"),
+    (b"1 Q0 d" + b"x" * 30 + b"\xe2\x82", "line longer than 32 bytes"),  # cut at the limit
+    (b"1 Q0 d\0" + b"x" * 30, "NUL byte in the line"),
+    (b"1 Q0 d\r 1" + b"x" * 30, "carriage return inside the line"),
+    (b"1 Q0 d 1 1.0 t" + b"x" * 30, "line longer than 32 bytes"),
+], ids=["bad-utf8", "bad-utf8-sequence", "a-sequence-cut-at-the-limit", "nul", "cr", "length"])
+def test_a_line_past_the_limit_is_named_by_what_is_wrong_in_its_first_bytes(tmp_path, prefix,
+                                                                           words):
+    """Within its first ``limit`` bytes, what the checks of a short line find comes
+    first (UTF-8, then NUL, then a carriage return); else its length."""
+    path = write(tmp_path, "run", b"1 Q0 a 1 1 t\n" + prefix + b"y" * 1000 + b"\n")
+    with pytest.raises(FormatError) as excinfo:
+        read_run(path, max_line_bytes=32)
+    check_error(excinfo, path, 2, words)
+
+
+def test_the_line_limit_comes_from_the_argument_the_constant_or_the_environment(
+        tmp_path, monkeypatch):
+    monkeypatch.delenv("CUMGAIN_MAX_LINE_BYTES", raising=False)
+    assert trec_io.max_line_bytes() == trec_io.DEFAULT_MAX_LINE_BYTES == 1 << 20
+    monkeypatch.setenv("CUMGAIN_MAX_LINE_BYTES", "5000")
+    assert trec_io.max_line_bytes() == 5000
+    monkeypatch.setattr(trec_io, "MAX_LINE_BYTES", 300)
+    assert trec_io.max_line_bytes() == 300 and trec_io.max_line_bytes(7) == 7
+    for bad in (0, -1, 1.5, True, "10"):
+        with pytest.raises(InputError, match="max_line_bytes must be a positive integer"):
+            trec_io.max_line_bytes(bad)
+    monkeypatch.setattr(trec_io, "MAX_LINE_BYTES", None)
+    for bad in ("0", "x", "-5", "1e6"):
+        monkeypatch.setenv("CUMGAIN_MAX_LINE_BYTES", bad)
+        with pytest.raises(InputError, match="CUMGAIN_MAX_LINE_BYTES must be a positive"):
+            trec_io.max_line_bytes()
+    monkeypatch.delenv("CUMGAIN_MAX_LINE_BYTES")
+    path = write(tmp_path, "run", "1 Q0 a 1 1 t\n1 Q0 " + "b" * 40 + " 2 0.5 t\n")
+    assert len(read_run(path).docnos) == 2
+    for read in (lambda: read_run(path, max_line_bytes=40),
+                 lambda: list(trec_io.iter_run_blocks(path, max_line_bytes=40))):
+        with pytest.raises(FormatError) as excinfo:
+            read()
+        check_error(excinfo, path, 2, "line longer than 40 bytes")
 
 
 # ----------------------------------------------------------------------------- bad files

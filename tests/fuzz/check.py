@@ -12,7 +12,9 @@ exception, a crash, a sanitizer report) is a bug.
 :func:`check_dicts`: the same for pytrec_eval-style dicts built from the input (the
 C reader's ``add_dict`` against the reference reader's dict front-end; with the top
 bit of byte 0, the run dict's topics ranked in ranges of one topic or more, on three
-threads).
+threads). Ids include ``""``, ``é`` and strs with a lone surrogate; values small
+ints and floats, NaN, +-inf, ``True``, ``None``, a str, and ints too large for a
+float64 (see :func:`dicts`).
 
 Input layout (so that seeds can be written by hand): byte 0 selects the policies
 (and with its top bit, that the native reader reads the files in parts of one byte
@@ -136,23 +138,36 @@ def check_files(data: bytes) -> None:
         raise AssertionError(f"prepared qrels and the qrels file differ:\n{prepared}\n{native}")
 
 
-def _value(byte: int):
-    """A dict value from one byte: small ints and floats, ties, and the awkward ones."""
+HUGE = {0xFE: 10 ** 400, 0xFF: -(2 ** 1024)}     # ints that no float64 holds
+SURROGATE = "\udcff"    # a lone surrogate (os.fsdecode's for byte 0xff): no UTF-8 bytes
+
+
+def _value(byte: int, qrels: bool = False):
+    """A dict value from one byte: small ints and floats, ties, and the awkward ones
+    (bytes 0xFE and 0xFF: ints too large for a float64); qrels values are the first
+    eight (numbers a qrels takes) or the huge ints."""
+    if byte in HUGE:
+        return HUGE[byte]
     table = [0, 1, 2, 3, -1, 0.5, 1.5, 2.0, float("inf"), float("-inf"), float("nan"),
              True, None, "1", 1e308, -0.0]
-    return table[byte % len(table)]
+    return table[byte % (8 if qrels else len(table))]
 
 
 def dicts(data: bytes) -> tuple[dict, dict]:
-    """Two dicts of dicts from the bytes: ids from a small alphabet, then values."""
+    """Two dicts of dicts from the bytes, three a document: the first byte's top bit
+    chooses qrels or run, its low two bits the topic id from a small alphabet (bits 2-6
+    all set: with a lone surrogate), the second byte the docno (from 0xFC: with a lone
+    surrogate), the third the value (see _value)."""
     qrels: dict = {}
     run: dict = {}
     for i in range(0, len(data) - 2, 3):
         topic, docno, value = data[i] % 4, data[i + 1] % 12, data[i + 2]
         target = qrels if data[i] & 0x80 else run
-        key = ["a", "b", "é", ""][topic]
-        target.setdefault(key, {})[f"d{docno}" if docno < 11 else ""] = \
-            _value(value) if target is run else _value(value % 8)
+        key = ["a", "b", "é", ""][topic] + (SURROGATE if data[i] & 0x7C == 0x7C else "")
+        name = f"d{docno}" if docno < 11 else ""
+        if data[i + 1] >= 0xFC:
+            name += SURROGATE
+        target.setdefault(key, {})[name] = _value(value, qrels=target is qrels)
     return qrels, run
 
 
@@ -174,3 +189,9 @@ def check_dicts(data: bytes) -> None:
 def pack(flags: int, qrels: bytes, run: bytes) -> bytes:
     """One input in the layout above (how the seed corpus was written)."""
     return bytes([flags]) + len(qrels).to_bytes(2, "little") + qrels + run
+
+
+def pack_dicts(flags: int, documents: list) -> bytes:
+    """One input for the dicts target: ``documents`` as (first, docno, value) bytes
+    (see :func:`dicts`)."""
+    return bytes([flags, 0, 0]) + bytes(b for document in documents for b in document)
