@@ -9,8 +9,21 @@ Environment switches:
                                   $(gcc -print-file-name=libubsan.so)" \
                       ASAN_OPTIONS=detect_leaks=0 pytest
                       (see README, "Reliability").
+  CUMGAIN_FUZZ=1      the sanitizer build made with clang for coverage-guided fuzzing
+                      (tests/fuzz/fuzz_trec.py): -O1 -g -fsanitize=fuzzer-no-link,
+                      address,undefined, so that libFuzzer (linked into atheris) sees
+                      the edges of the compiled code. Needs clang (CC defaults to
+                      clang; any other compiler is refused) and, at run time, the ASan
+                      runtime with libFuzzer linked in that atheris ships:
+                      CC=clang CUMGAIN_FUZZ=1 pip install -e .
+                      LD_PRELOAD="$(python -c 'import atheris; print(atheris.path())')\
+                      /asan_with_fuzzer.so" ASAN_OPTIONS=detect_leaks=0 \
+                      python tests/fuzz/fuzz_trec.py files ...
+                      (see README, "Reliability" -> "Fuzzing", for the whole recipe).
 """
 import os
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -27,6 +40,20 @@ except ImportError:  # pragma: no cover - exercised only on a broken build env
 
 DEBUG = os.environ.get("CUMGAIN_DEBUG", "") not in ("", "0")
 SANITIZE = os.environ.get("CUMGAIN_SANITIZE", "") not in ("", "0")
+FUZZ = os.environ.get("CUMGAIN_FUZZ", "") not in ("", "0")
+
+if FUZZ:
+    # -fsanitize=fuzzer-no-link is clang's: gcc cannot emit libFuzzer's counters.
+    # setuptools links with $CC too when LDSHARED is not set.
+    os.environ.setdefault("CC", "clang")
+    try:
+        _version = subprocess.run(shlex.split(os.environ["CC"]) + ["--version"],
+                                  capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as error:
+        sys.exit(f"CUMGAIN_FUZZ=1 needs clang as CC (CC={os.environ['CC']!r}): {error}")
+    if "clang" not in _version:
+        sys.exit(f"CUMGAIN_FUZZ=1 needs clang as CC, not {os.environ['CC']!r} "
+                 "(apt-get install clang; CC=clang CUMGAIN_FUZZ=1 pip install -e .)")
 
 directives = {
     "language_level": 3,
@@ -43,6 +70,13 @@ if SANITIZE:
     compile_args = (["-O0", "-g"] if DEBUG else ["-O1", "-g"]) + sanitizers + \
         ["-fno-omit-frame-pointer"]
     link_args += sanitizers
+if FUZZ:
+    # The runtimes (ASan + UBSan + libFuzzer) are not linked into the extensions: they
+    # come from atheris' asan_with_fuzzer.so, preloaded.
+    sanitizers = ["-fsanitize=fuzzer-no-link,address,undefined", "-fno-sanitize-recover=all"]
+    compile_args = (["-O0", "-g"] if DEBUG else ["-O1", "-g"]) + sanitizers + \
+        ["-fno-omit-frame-pointer"]
+    link_args = list(sanitizers)
 
 # Every cgcore/*.pyx is one extension module.
 MODULES = sorted(path.stem for path in Path(__file__).parent.joinpath("cgcore").glob("*.pyx"))
@@ -53,7 +87,8 @@ extensions = [
         [f"cgcore/{name}.pyx"],
         include_dirs=["cgcore"],          # _scan.h, _gains.h
         define_macros=([("CUMGAIN_DEBUG", "1")] if DEBUG else [])
-        + ([("CUMGAIN_SANITIZE", "1")] if SANITIZE else []),
+        + ([("CUMGAIN_SANITIZE", "1")] if SANITIZE or FUZZ else [])
+        + ([("CUMGAIN_FUZZ", "1")] if FUZZ else []),
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )
@@ -62,7 +97,8 @@ extensions = [
 
 # Each configuration keeps its own generated C and objects, so switching between them
 # never links stale code (setuptools only recompiles a .c newer than its object).
-VARIANT = "-".join(name for name, on in (("debug", DEBUG), ("sanitize", SANITIZE)) if on) \
+VARIANT = "-".join(name for name, on in (("debug", DEBUG), ("sanitize", SANITIZE and not FUZZ),
+                                          ("fuzz", FUZZ)) if on) \
     or "release"
 
 setup(ext_modules=cythonize(extensions, compiler_directives=directives,
