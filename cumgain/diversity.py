@@ -130,6 +130,7 @@ from cgcore import _measures as kernels
 from cgcore import _trec
 from cumgain.evaluator import Evaluation, TopicsWarning, _docno_ids, aggregate, topics_warning
 from cumgain.exceptions import FormatError, InputError
+from cumgain.native import read_ranked
 from cumgain.measures.diversity import DEFAULT_ALPHA, DEFAULT_BETA
 from cumgain.ranked import gather, offsets_from_counts, positions_in_topic, topic_of_rows
 from cumgain.trec_io import _is_dataframe, _Kind, _number, _read_file, load_run
@@ -417,6 +418,38 @@ def _ranked(run, run_rows: np.ndarray, run_offsets: np.ndarray, doc_ids: np.ndar
     return offsets, np.where(found, at, -1).astype(np.int64)
 
 
+def _rank_natively(judgments: Subtopics, run: Any, *, ties: str, score_precision: str,
+                   seed: int, depth: Optional[int], duplicates: str):
+    """The run ranked by the native reader (a file or a dict; else None) against a table
+    of each topic's judged documents whose "level" is the document's index among its
+    topic's judged documents (docno byte order) plus 0.5: each ranked row then carries
+    which judged document it is, with no docno of the run made into a Python string.
+    Topics without judgments are left out of the table (None if none has any)."""
+    if duplicates != "error" or not len(judgments.docnos):
+        return None
+    docnos = judgments.docnos
+    new_doc = np.ones(len(docnos), dtype=bool)
+    new_doc[1:] = docnos[1:] != docnos[:-1]
+    new_doc[judgments.offsets[:-1][np.diff(judgments.offsets) > 0]] = True
+    firsts = np.flatnonzero(new_doc)                    # each topic's judged documents
+    topic_of_first = topic_of_rows(judgments.offsets)[firsts]
+    starts = offsets_from_counts(np.bincount(topic_of_first, minlength=len(judgments.topics)))
+    local = np.arange(len(firsts)) - starts[topic_of_first] + 0.5
+    table: dict = {}
+    names, values = docnos[firsts].tolist(), local.tolist()
+    for t, topic in enumerate(judgments.topics):
+        lo, hi = int(starts[t]), int(starts[t + 1])
+        if hi > lo:
+            table[topic] = dict(zip(names[lo:hi], values[lo:hi]))
+    if not table:
+        return None
+    ranked = read_ranked(table, run, ties=ties, score_precision=score_precision, seed=seed,
+                         depth=depth)
+    if ranked is not None:
+        ranked.release()
+    return ranked
+
+
 def _only_judged(offsets: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     keep = docs >= 0
     counts = np.bincount(topic_of_rows(offsets)[keep], minlength=len(offsets) - 1)
@@ -451,11 +484,17 @@ def evaluate_subtopics(judgments: Subtopics, run: Any, measures: list, *, topics
         raise InputError("the diversity measures depend on the order within groups of equal "
                          "scores: ties='average' is not defined for them; choose another "
                          "tie rule")
-    run = load_run(run, duplicates=duplicates)
+    native = _rank_natively(judgments, run, ties=ties, score_precision=score_precision,
+                            seed=seed, depth=depth, duplicates=duplicates)
+    if native is None:
+        run = load_run(run, duplicates=duplicates)
+        run_topics, run_tag = run.topics, run.tag
+    else:
+        run_topics, run_tag = native.run_topics, native.tag
     counts = np.diff(judgments.offsets)
     judged_topics = {topic for topic, n in zip(judgments.topics, counts) if n}
     empty = tuple(topic for topic, n in zip(judgments.topics, counts) if not n)
-    run_index = {topic: i for i, topic in enumerate(run.topics)}
+    run_index = {topic: i for i, topic in enumerate(run_topics)}
     run_only = tuple(sorted(set(run_index) - judged_topics))
     missing = tuple(sorted(judged_topics - set(run_index)))
     if topics == "strict" and (run_only or missing):
@@ -471,12 +510,21 @@ def evaluate_subtopics(judgments: Subtopics, run: Any, measures: list, *, topics
     index = {topic: t for t, topic in enumerate(judgments.topics)}
     rows, row_offsets = gather(judgments.offsets,
                                np.array([index[t] for t in chosen], dtype=np.int64))
-    run_rows, run_offsets = gather(run.offsets, np.array([run_index.get(t, -1) for t in chosen],
-                                                         dtype=np.int64))
-    ids, n_docs = _docno_ids(np.concatenate([judgments.docnos[rows], run.docnos[run_rows]]))
-    judged = _judged(judgments, rows, row_offsets, ids[:len(rows)], n_docs)
-    ranked = _ranked(run, run_rows, run_offsets, ids[len(rows):], n_docs, judged, ties=ties,
-                     score_precision=score_precision, seed=seed, depth=depth)
+    run_order = np.array([run_index.get(t, -1) for t in chosen], dtype=np.int64)
+    if native is None:
+        run_rows, run_offsets = gather(run.offsets, run_order)
+        ids, n_docs = _docno_ids(np.concatenate([judgments.docnos[rows],
+                                                 run.docnos[run_rows]]))
+        judged = _judged(judgments, rows, row_offsets, ids[:len(rows)], n_docs)
+        ranked = _ranked(run, run_rows, run_offsets, ids[len(rows):], n_docs, judged,
+                         ties=ties, score_precision=score_precision, seed=seed, depth=depth)
+    else:
+        ids, n_docs = _docno_ids(judgments.docnos[rows])
+        judged = _judged(judgments, rows, row_offsets, ids, n_docs)
+        ranked_rows, offsets = gather(native.run_offsets, run_order)
+        first_doc = judged.offsets[:-1][topic_of_rows(offsets)]
+        local = native.levels[ranked_rows].astype(np.int64)    # (floor of index + 0.5)
+        ranked = (offsets, np.where(native.judged[ranked_rows], first_doc + local, -1))
 
     settings: dict = {}
     for measure in measures:
@@ -499,11 +547,11 @@ def evaluate_subtopics(judgments: Subtopics, run: Any, measures: list, *, topics
             else:
                 values[measure.name] = whole[_diversity.WHOLE.index(measure.family)]
     values = {m.name: np.ascontiguousarray(values[m.name]) for m in measures}
-    means = {m.name: aggregate(m, values[m.name], run.tag) for m in measures}
+    means = {m.name: aggregate(m, values[m.name], run_tag) for m in measures}
     policies = dict(relevance_level=float(relevance_level), judged_only=bool(judged_only),
                     depth=depth, topics=topics, ties=ties, score_precision=score_precision,
                     seed=seed)
     return Evaluation(topics=tuple(chosen), measures=tuple(measures), values=values,
                       means=means, run_only_topics=run_only,
                       missing_topics=missing if topics != "strict" else (),
-                      empty_qrels_topics=empty, run_tag=run.tag, policies=policies)
+                      empty_qrels_topics=empty, run_tag=run_tag, policies=policies)

@@ -225,6 +225,41 @@ def test_ties_follow_the_tie_rule():
                            ["alpha-DCG@1"])["q"]["alpha-DCG@1"] == 2
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_the_native_ranking_equals_the_reference_ranking(seed, tmp_path):
+    """A run file or dict is ranked by the native reader (each ranked row carries its
+    judged document's index as its "level"); any other form by the reference path. Both
+    give the same values, bit for bit, under every tie rule, depth, judged-only and
+    score precision, and for a run with docnos that need UTF-8 and NUL-free byte order."""
+    from cumgain import trec_io
+    rng = np.random.default_rng([seed, 7])
+    names = ["alpha_nDCG@5", "alpha_DCG@20", "nERR_IA@10", "NRBP", "nNRBP", "AP_IA",
+             "P_IA@3", "StRecall@5", "alpha_nDCG(alpha=0.3,rel=2)@10"]
+    for case in range(5):
+        rows, run = random_case(rng)
+        if case % 2:            # docnos whose UTF-8 byte order is not their length order
+            rows = [(q, s, d.replace("d0", "é").replace("d1", "z"), lv) for q, s, d, lv in rows]
+            run = {q: {d.replace("d0", "é").replace("d1", "z"): v for d, v in docs.items()}
+                   for q, docs in run.items()}
+        judgments = load_subtopics(frame(rows))
+        path = tmp_path / f"run{case}.txt"
+        path.write_text("".join(f"{q} Q0 {d} 0 {v!r} t\n" for q, docs in run.items()
+                                for d, v in docs.items()), encoding="utf-8")
+        reference_run = trec_io.load_run(run) if run else None
+        for options in (dict(), dict(ties="docno_asc"), dict(ties="input_order"),
+                        dict(ties="random", seed=3), dict(depth=3, judged_only=True),
+                        dict(score_precision="float32", topics="qrels")):
+            if reference_run is None:
+                continue
+            reference = evaluate(judgments, reference_run, names, **options)
+            for native_run in (run, path):
+                ours = evaluate(judgments, native_run, names, **options)
+                assert ours.topics == reference.topics
+                for name in names:
+                    assert ours.values[name].tolist() == reference.values[name].tolist(), \
+                        (options, name)
+
+
 def test_subtopics_are_summed_in_order_of_first_appearance():
     """A document relevant to subtopics a, b, c whose gains are 0.49, 1, 1 (alpha = 0.3,
     two documents already relevant to a): (0.49 + 1) + 1 and (1 + 1) + 0.49 differ in the
