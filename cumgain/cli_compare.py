@@ -5,8 +5,9 @@ Evaluates every run on every measure x gain scheme, compares the runs topic by t
 Table 2 (means, and which runs beat which with ``*`` p < 0.05, ``**`` p < 0.01), the
 baseline layout with ``--baseline``, or every pair's numbers with ``--pairs``.
 
-Defaults follow the paper's Table 2 (J&K 2002, section 3.6): avg-pos of the nCG and
-nDCG vectors (TOIS discount, b = 2) up to rank 200, under three gain schemes, tested
+Without ``-m``, the defaults follow the paper's Table 2 (J&K 2002, section 3.6): avg-pos of
+the nCG and nDCG vectors (TOIS discount, b = 2) up to rank 200, under three gain schemes
+(measures named with ``-m`` are computed as named; other schemes only with ``-g``), tested
 with Friedman's test (Conover's pairs, Holm's correction). The gain schemes adapt to the
 qrels' highest level L: binary (0 then L ones), ratio (0-1-10-...-10^(L-1)) and
 highest level only (L zeros then 1); for graded 0-3 qrels these are the paper's
@@ -29,10 +30,11 @@ Compare runs topic by topic and print the paper's Table 2: one row per measure x
 gain scheme, the runs' means over topics, and which runs are significantly better
 than which ('D, E > A **': ** p < 0.01, * p < 0.05 after correction).
 
-Defaults follow the paper: avg-pos up to rank 200 of the nCG and nDCG vectors (TOIS
-discount, b = 2), the gain schemes binary, ratio and highest-level-only adapted to the
-qrels' top level L (0-1-1-1, 0-1-10-100, 0-0-0-1 for levels 0-3), Friedman's test with
-Conover's pairs and Holm's correction. Runs are named by their run tag (--names file:
+Without -m, the defaults follow the paper: avg-pos up to rank 200 of the nCG and nDCG
+vectors (TOIS discount, b = 2), the gain schemes binary, ratio and highest-level-only
+adapted to the qrels' top level L (0-1-1-1, 0-1-10-100, 0-0-0-1 for levels 0-3).
+Measures named with -m are computed as named (as `cumgain evaluate` does), under other
+gain schemes only with -g. Friedman's test with Conover's pairs and Holm's correction. Runs are named by their run tag (--names file:
 by file name). Topics left out are listed on stderr."""
 
 EPILOG = """\
@@ -85,8 +87,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              + ", ".join(DEFAULT_MEASURES) + ")")
     parser.add_argument("-g", "--gains", action="append", metavar="SCHEME",
                         help="gain scheme of the graded measures, repeatable: one row per "
-                             "scheme and measure (default: the paper's three schemes for the "
-                             "qrels' levels)")
+                             "scheme and measure (default: the measures as named with -m, "
+                             "as `cumgain evaluate` computes them; without -m, the paper's "
+                             "three schemes for the qrels' levels)")
     parser.add_argument("--test", choices=TESTS, default="friedman",
                         help="friedman (default), anova, ttest, wilcoxon or randomization")
     parser.add_argument("--posthoc", choices=("conover", "nemenyi"),
@@ -177,9 +180,14 @@ def run_compare(args: argparse.Namespace) -> int:
         raise Failure(EXIT_USAGE, str(error)) from None
 
     qrels = prepare_qrels(args.qrels)
-    gains = list(args.gains) if args.gains else paper_gain_schemes(qrels.relevance)
     try:
-        spellings = _row_spellings(measures, gains, explicit=bool(args.gains))
+        if args.gains:                  # the schemes asked for, one row per scheme
+            spellings = _row_spellings(measures, list(args.gains), explicit=True)
+        elif args.measures:             # the measures as named, as `cumgain evaluate`
+            spellings = measures
+        else:                           # the paper's Table 2
+            spellings = _row_spellings(measures, paper_gain_schemes(qrels.relevance),
+                                       explicit=False)
         # rows are labelled by the canonical measure names (the spelling without spaces,
         # as the columns of `cumgain evaluate`); "P.5,10" gives two rows
         row_names = list(dict.fromkeys(m.name for m in parse_measures(spellings)))

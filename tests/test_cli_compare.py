@@ -158,6 +158,22 @@ def test_each_test_matches_the_api(capsys, demo, test, posthoc, label):
         assert row["statistic"] == "" and row["p_value"] == ""
 
 
+def test_a_named_measure_is_computed_as_named(capsys, demo):
+    """-m nDCG@10 without -g prints the nDCG@10 of `cumgain evaluate` (not three rows under
+    the paper's gain schemes, which are the default only without -m)."""
+    import cumgain
+    runs = [demo["good"], demo["fair"]]
+    status, out, _ = run_main(capsys, demo["qrels"], *runs, "-m", "nDCG@10", "-m", "AP",
+                              "--test", "ttest", "-f", "csv")
+    assert status == 0
+    rows = _csv(out)
+    assert [r["measure"] for r in rows] == ["nDCG@10", "AP"]
+    for run in runs:
+        evaluation = cumgain.evaluate(demo["qrels"], run, ["nDCG@10", "AP"], warn=False)
+        for row in rows:
+            assert float(row[evaluation.run_tag]) == evaluation.means[row["measure"]]
+
+
 def test_pairs_lists_every_pair(capsys, small):
     runs = [small["X"], small["Y"], small["Z"]]
     status, out, _ = run_main(capsys, small["qrels"], *runs, "-m", "P@2", "-m", "nDCG@3",
