@@ -77,7 +77,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from run_peers import EXIT_UNAVAILABLE, _fmt_mb, _fmt_time, run_process  # noqa: E402
+from run_peers import EXIT_UNAVAILABLE, _fmt_mb, _fmt_time, run_process, worker_result  # noqa: E402
 
 DEFAULT_DATA = HERE / "data"
 
@@ -301,22 +301,7 @@ def measure(tool: str, keys: list, paths: dict, ties: dict, timeout: float,
            "--paths", json.dumps(paths), "--ties", json.dumps(ties)]
     if dump:
         cmd += ["--dump", dump]
-    proc = run_process(cmd, timeout)
-    if proc["rc"] == EXIT_UNAVAILABLE:
-        try:
-            reason = json.loads(proc["stdout"].strip().splitlines()[-1])["unavailable"]
-        except Exception:
-            reason = proc["stderr"].strip()[-300:]
-        return {"unavailable": reason}
-    if proc["rc"] != 0:
-        tail = (proc["stderr"].strip() or proc["stdout"].strip())[-600:]
-        return {"error": f"rc={proc['rc']}: {tail}"}
-    try:
-        result = json.loads(proc["stdout"].strip().splitlines()[-1])
-    except Exception:
-        return {"error": f"unreadable worker output: {proc['stdout'][-300:]}"}
-    result.update(wall=proc["wall"], rss_mb=proc["rss_mb"])
-    return result
+    return worker_result(run_process(cmd, timeout), tail_chars=600)
 
 
 def ir_measures_setup() -> tuple[dict, list]:

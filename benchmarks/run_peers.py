@@ -568,7 +568,13 @@ def measure(job: str, tool: str, size: str, floor_binary: str | None, timeout: f
            "--data", str(DATA), "--measure-set", MEASURE_SET]
     if dump:
         cmd += ["--dump", dump]
-    proc = run_process(cmd, timeout)
+    return worker_result(run_process(cmd, timeout))
+
+
+def worker_result(proc: dict, tail_chars: int = 400) -> dict:
+    """A worker process's result: the JSON of its last stdout line with its wall time
+    and peak RSS added; or {"unavailable": why} (exit EXIT_UNAVAILABLE), or
+    {"error": what} (another failure)."""
     if proc["rc"] == EXIT_UNAVAILABLE:
         try:
             reason = json.loads(proc["stdout"].strip().splitlines()[-1])["unavailable"]
@@ -576,7 +582,7 @@ def measure(job: str, tool: str, size: str, floor_binary: str | None, timeout: f
             reason = proc["stderr"].strip()[-300:]
         return {"unavailable": reason}
     if proc["rc"] != 0:
-        tail = (proc["stderr"].strip() or proc["stdout"].strip())[-400:]
+        tail = (proc["stderr"].strip() or proc["stdout"].strip())[-tail_chars:]
         return {"error": f"rc={proc['rc']}: {tail}"}
     try:
         result = json.loads(proc["stdout"].strip().splitlines()[-1])

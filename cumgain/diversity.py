@@ -126,13 +126,12 @@ from typing import Any, Optional
 import numpy as np
 
 from cgcore import _diversity
-from cgcore import _measures as kernels
-from cgcore import _trec
-from cumgain.evaluator import Evaluation, TopicsWarning, _docno_ids, aggregate, topics_warning
+from cumgain.evaluator import (Evaluation, TopicsWarning, _docno_ids, aggregate,
+                               compared_scores, ranked_order, topics_warning)
 from cumgain.exceptions import FormatError, InputError
 from cumgain.native import read_ranked
 from cumgain.measures.diversity import DEFAULT_ALPHA, DEFAULT_BETA
-from cumgain.ranked import gather, offsets_from_counts, positions_in_topic, topic_of_rows
+from cumgain.ranked import gather, offsets_from_counts, topic_of_rows
 from cumgain.trec_io import _is_dataframe, _Kind, _number, _read_file, load_run
 
 __all__ = ["Subtopics", "evaluate_subtopics", "load_subtopics", "read_subtopics",
@@ -394,24 +393,9 @@ def _ranked(run, run_rows: np.ndarray, run_offsets: np.ndarray, doc_ids: np.ndar
             depth: Optional[int]) -> tuple[np.ndarray, np.ndarray]:
     """Each topic's ranking (offsets, and per rank the judged document or -1), ranked by
     score descending and the tie rule, cut at ``depth``."""
-    scores = run.scores[run_rows].astype(np.float64)
-    if score_precision == "float32":
-        with np.errstate(over="ignore"):
-            scores = scores.astype(np.float32).astype(np.float64)
-    if ties == "docno_desc":
-        tie_keys = -doc_ids
-    elif ties == "docno_asc":
-        tie_keys = doc_ids
-    elif ties == "input_order":
-        tie_keys = np.arange(len(run_rows), dtype=np.int64)
-    else:
-        tie_keys = _trec.random_tie_keys(seed, positions_in_topic(run_offsets))
-    order = kernels.rank_topics(scores, np.ascontiguousarray(tie_keys, np.int64), run_offsets)
+    offsets, kept = ranked_order(compared_scores(run.scores[run_rows], score_precision),
+                                 doc_ids, run_offsets, ties=ties, seed=seed, depth=depth)
     topic = topic_of_rows(run_offsets)
-    keep = np.ones(len(order), dtype=bool) if depth is None else \
-        positions_in_topic(run_offsets) < depth
-    kept = order[keep]
-    offsets = offsets_from_counts(np.bincount(topic[keep], minlength=len(run_offsets) - 1))
     keys = topic[kept] * n_docs + doc_ids[kept]
     at = np.minimum(np.searchsorted(judged.keys, keys), max(len(judged.keys) - 1, 0))
     found = judged.keys[at] == keys if len(judged.keys) else np.zeros(len(keys), dtype=bool)

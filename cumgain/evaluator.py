@@ -167,6 +167,37 @@ def _docno_ids(docnos: np.ndarray) -> tuple[np.ndarray, int]:
     return np.fromiter(map(index.__getitem__, texts), np.int64, len(texts)), max(len(index), 1)
 
 
+def compared_scores(scores: np.ndarray, score_precision: str) -> np.ndarray:
+    """The scores as float64, rounded to float32 first under score_precision="float32"
+    (beyond float32's range: +-inf, as in C)."""
+    scores = scores.astype(np.float64)
+    if score_precision == "float32":
+        with np.errstate(over="ignore"):
+            scores = scores.astype(np.float32).astype(np.float64)
+    return scores
+
+
+def ranked_order(scores: np.ndarray, doc_ids: np.ndarray, offsets: np.ndarray, *,
+                 ties: str, seed: int, depth: Optional[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Each topic's rows ranked by score, descending, ties broken by the tie rule
+    (``doc_ids`` in docno byte order), cut at ``depth``: (the ranked offsets, the rows
+    in ranked order)."""
+    if ties in ("docno_desc", "average"):
+        tie_keys = -doc_ids
+    elif ties == "docno_asc":
+        tie_keys = doc_ids
+    elif ties == "input_order":
+        tie_keys = np.arange(len(scores), dtype=np.int64)
+    else:
+        tie_keys = _trec.random_tie_keys(seed, positions_in_topic(offsets))
+    order = kernels.rank_topics(scores, np.ascontiguousarray(tie_keys, np.int64), offsets)
+    topic = topic_of_rows(offsets)
+    keep = np.ones(len(order), dtype=bool) if depth is None else \
+        positions_in_topic(offsets) < depth
+    counts = np.bincount(topic[keep], minlength=len(offsets) - 1)
+    return offsets_from_counts(counts), order[keep]
+
+
 def _rank(qrels: Qrels, run: Run, topics: list, *, ties: str, score_precision: str,
           seed: int, depth: Optional[int]) -> RankedBatch:
     """The reference path (any input form): join, rank and cut with numpy and cgcore."""
@@ -194,26 +225,10 @@ def _rank(qrels: Qrels, run: Run, topics: list, *, ties: str, score_precision: s
                       0.0)
     judged = in_qrels & (levels >= 0)     # a negative level stays: pooled, not judged
 
-    scores = run.scores[run_rows].astype(np.float64)
-    if score_precision == "float32":
-        with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as in C
-            scores = scores.astype(np.float32).astype(np.float64)
-    if ties in ("docno_desc", "average"):
-        tie_keys = -run_docs
-    elif ties == "docno_asc":
-        tie_keys = run_docs
-    elif ties == "input_order":
-        tie_keys = np.arange(len(run_rows), dtype=np.int64)
-    else:
-        tie_keys = _trec.random_tie_keys(seed, positions_in_topic(run_offsets))
-    order = kernels.rank_topics(scores, np.ascontiguousarray(tie_keys, np.int64), run_offsets)
-
-    keep = np.ones(len(order), dtype=bool)
-    if depth is not None:
-        keep &= positions_in_topic(run_offsets) < depth
-    kept = order[keep]
-    counts = np.bincount(topic_of_rows(run_offsets)[keep], minlength=len(topics))
-    return RankedBatch(offsets=offsets_from_counts(counts), levels=levels[kept],
+    scores = compared_scores(run.scores[run_rows], score_precision)
+    offsets, kept = ranked_order(scores, run_docs, run_offsets, ties=ties, seed=seed,
+                                 depth=depth)
+    return RankedBatch(offsets=offsets, levels=levels[kept],
                    judged=judged[kept], scores=scores[kept],
                    qrels_offsets=qrels_offsets, qrels_levels=qrels_levels)
 
