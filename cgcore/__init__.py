@@ -5,7 +5,17 @@ nothing of files or measure names; ``cumgain`` validates inputs and composes
 them. Every kernel has a pure-Python twin with the same signature in
 ``cumgain.reference``, used as the test oracle.
 """
-from cgcore._vectors import (
+import os as _os
+
+if not any(name.startswith("_vectors.") and not name.endswith((".pyx", ".pyi", ".c"))
+           for name in _os.listdir(_os.path.dirname(__file__))) and _os.path.exists(
+        _os.path.join(_os.path.dirname(__file__), "..", "setup.py")):
+    raise ImportError(
+        f"cgcore is imported from the source tree ({_os.path.dirname(_os.path.dirname(__file__))}), "
+        "whose extensions are not built: run `pip install -e .` there, or `pip install .` "
+        "and import cumgain from another folder")
+
+from cgcore._vectors import (  # noqa: E402
     DISCOUNT_NONE,
     DISCOUNT_NOTE,
     DISCOUNT_RANK,
