@@ -128,6 +128,7 @@ import numpy as np
 from cgcore import _diversity
 from cgcore import _measures as kernels
 from cgcore import _trec
+from cumgain._optional import require
 from cumgain.evaluator import Evaluation, TopicsWarning, _docno_ids, aggregate, topics_warning
 from cumgain.exceptions import FormatError, InputError
 from cumgain.native import read_ranked
@@ -285,7 +286,7 @@ def subtopics_from_dataframe(df: Any) -> Subtopics:
     is missing, not a number, boolean or infinite, is an :class:`InputError` naming the
     row (0-based position). Other columns are ignored.
     """
-    import pandas as pd
+    pd = require("pandas", extra="pandas", for_what="reading a DataFrame")
 
     source = "<DataFrame>"
     if not isinstance(df, pd.DataFrame):
