@@ -19,7 +19,13 @@ Submodules imported on demand: :mod:`cumgain.stats` and :mod:`cumgain.report`
 """
 from cumgain.batch import Ragged
 from cumgain.evaluator import Evaluation, Ranking, TopicsWarning, evaluate, rank
-from cumgain.exceptions import CumgainError, FormatError, InputError, OutOfMemoryError
+from cumgain.exceptions import (
+    CumgainError,
+    FormatError,
+    InputError,
+    MissingDependencyError,
+    OutOfMemoryError,
+)
 from cumgain.gains import GainMapping, gain_mapping, map_gains
 from cumgain.diversity import load_subtopics
 from cumgain.judgment_groups import load_judgment_groups
@@ -53,6 +59,7 @@ __all__ = [
     "FormatError",
     "GainMapping",
     "InputError",
+    "MissingDependencyError",
     "Ragged",
     "avg_norm_vect",
     "avg_pos",

@@ -29,11 +29,12 @@ Errors
 A user error (a malformed or unreadable file, an unknown measure, a bad option)
 prints one line on stderr, ``<prog>: error: <file>:<line>: <what is wrong>``, and
 exits non-zero, without a traceback. Exit statuses follow trec_eval: 1 for usage
-errors and unknown or unsupported measures, 2 for unreadable or malformed input,
-7 when no topic has both results and judgments; 3 when the memory ran out (the line
-names the file being read and the bytes asked for, when known); 130 when
-interrupted.
-(``cumgain`` itself keeps argparse's status 2 for a usage error of its own options.)
+errors (of ``cumgain`` and of every subcommand, named by its prog: ``cumgain
+evaluate: error: ...``), unknown or unsupported measures and optional dependencies
+that are not installed, 2 for unreadable or malformed input, 7 when no topic has
+both results and judgments; 3 when the memory ran out (the line names the file
+being read and the bytes asked for, when known); 130 when interrupted.
+:data:`EXIT_STATUS_HELP` says so at the end of every ``-h``.
 """
 from __future__ import annotations
 
@@ -41,12 +42,13 @@ import argparse
 import os
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from cumgain.exceptions import CumgainError, InputError, naming
+from cumgain.exceptions import CumgainError, InputError, MissingDependencyError, naming
 
 # The worked example of Jarvelin & Kekalainen (2002), section 2.
 PAPER_LEVELS = [3, 2, 3, 0, 0, 1, 2, 2, 3, 0]
@@ -57,6 +59,12 @@ EXIT_INPUT = 2          # trec_eval: cannot read / malformed file
 EXIT_NO_MEMORY = 3      # the memory ran out (a MemoryError)
 EXIT_NO_TOPICS = 7      # trec_eval 9.0.8: "No queries with both results and relevance info"
 EXIT_INTERRUPTED = 130
+EXIT_STATUS_HELP = textwrap.fill(
+    f"Exit status: 0 ok; {EXIT_USAGE} usage error (a bad option or argument, an unknown "
+    "measure, an output that exists without --overwrite, an optional dependency not "
+    f"installed); {EXIT_INPUT} unreadable or malformed input, or an output that cannot be "
+    f"written; {EXIT_NO_MEMORY} out of memory; {EXIT_NO_TOPICS} no topic in both the run "
+    f"and the qrels; {EXIT_INTERRUPTED} interrupted.", width=79)
 
 DEFAULT_MEASURES = ("nDCG@10", "P@10", "AP", "RR")
 LARGE_INPUT_BYTES = 16 << 20   # show a progress bar (on a terminal) from this much input
@@ -74,15 +82,22 @@ class Failure(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors are one line and a chosen exit status."""
-
-    def __init__(self, *args, usage_status: int = 2, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.usage_status = usage_status
+    """An ArgumentParser whose usage errors are one line, named by its prog, and exit
+    with :data:`EXIT_USAGE`."""
 
     def error(self, message: str):
-        self.exit(self.usage_status,
-                  f"{self.prog}: error: {message} (see {self.prog} -h)\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} -h)\n")
+
+
+class _SubcommandParser(_Parser):
+    """A subcommand's parser: it reports arguments it does not know itself (argparse
+    leaves them to the top-level parser, whose message would name ``cumgain``)."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error("unrecognized arguments: " + " ".join(extras))
+        return namespace, extras
 
 
 def refuse_existing(path, overwrite: bool) -> None:
@@ -134,6 +149,8 @@ def _run(handler: Callable, args: argparse.Namespace, prog: str) -> int:
         return status or 0
     except Failure as failure:
         message, status = str(failure), failure.status
+    except MissingDependencyError as error:
+        message, status = str(error), EXIT_USAGE
     except MemoryError as error:    # OutOfMemoryError names the file; any other says so
         message = str(error) if isinstance(error, CumgainError) \
             else "out of memory" + (f": {error}" if str(error) else "")
@@ -240,8 +257,7 @@ def _trec_eval_parser(prog: str) -> _Parser:
     from cumgain import cli_trec_eval
     parser = _Parser(prog=prog, description=cli_trec_eval.DESCRIPTION,
                      epilog=cli_trec_eval.EPILOG, add_help=False,
-                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                     usage_status=EXIT_USAGE)
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     cli_trec_eval.add_arguments(parser)
     parser.set_defaults(prog=prog)
     return parser
@@ -630,15 +646,12 @@ def demo_curves(collection=None, depth: Optional[int] = None) -> dict:
                                depth=depth or RUN_DEPTH, discount="tois", base=2, warn=False)
 
 
-def _plot_curves(path: Optional[Path], overwrite: bool) -> Optional[Path]:
+def _plot_curves(path: Optional[Path], overwrite: bool) -> Path:
     """Write the four measures' curves (a 2 x 2 grid) to ``path`` (None: into a new
-    private folder made by :func:`tempfile.mkdtemp`); return where, or None if
-    matplotlib is not installed."""
+    private folder made by :func:`tempfile.mkdtemp`); return where. Without matplotlib,
+    a :class:`MissingDependencyError`."""
     from cumgain import plot
-    try:
-        figure = plot.plot_grid(demo_curves())
-    except ImportError:
-        return None
+    figure = plot.plot_grid(demo_curves())
     if path is None:
         path = Path(tempfile.mkdtemp(prefix="cumgain-demo-")) / DEMO_PLOT_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -674,13 +687,13 @@ def run_demo(out=None, plot: Optional[Path] = None, data_dir: Optional[Path] = N
     _demo_paper(out)
     _demo_collection(out)
     if draw:
-        written = _plot_curves(None if plot is None else Path(plot), overwrite)
-        if written is not None:
+        try:
+            written = _plot_curves(None if plot is None else Path(plot), overwrite)
+        except MissingDependencyError as error:
+            print(f"\nCurves: {error} - no PNG written", file=out)
+        else:
             print(f"\nCurves (mean CG, DCG, nCG and nDCG by rank, per run, and the ideal): "
                   f"wrote {written}", file=out)
-        else:
-            print("\nCurves: matplotlib is not installed (pip install matplotlib) - no PNG "
-                  "written", file=out)
     if data_dir is not None:
         from cumgain.datasets import demo_collection
         paths = demo_collection().write_trec(data_dir, overwrite=overwrite)
@@ -708,20 +721,23 @@ def _add_demo_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _build_parser() -> _Parser:
     parser = _Parser(prog="cumgain",
-                     description="Graded-relevance IR evaluation: cumulated gain and friends.")
+                     description="Graded-relevance IR evaluation: cumulated gain and friends.",
+                     epilog="'cumgain COMMAND -h' describes each command.\n\n"
+                            + EXIT_STATUS_HELP,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"cumgain {_version()}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                     parser_class=_SubcommandParser)
     commands.required = True
     from cumgain import cli_trec_eval
-    trec_eval = commands.add_parser(
+    trec_eval = commands.add_parser(      # its epilog gives trec_eval's exit statuses
         "trec_eval", help=cli_trec_eval.HELP, description=cli_trec_eval.DESCRIPTION,
         epilog=cli_trec_eval.EPILOG, add_help=False,
-        formatter_class=argparse.RawDescriptionHelpFormatter, usage_status=EXIT_USAGE)
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     cli_trec_eval.add_arguments(trec_eval)
     evaluate = commands.add_parser(
         "evaluate", help="evaluate runs: any measure, gain schemes side by side, "
-                         "table/TSV/CSV/JSON lines", description=EVALUATE_DESCRIPTION,
-        usage_status=EXIT_USAGE)
+                         "table/TSV/CSV/JSON lines", description=EVALUATE_DESCRIPTION)
     _add_evaluate_arguments(evaluate)
     demo = commands.add_parser(
         "demo", help="the paper's worked example and a generated test collection",
@@ -734,10 +750,12 @@ def _build_parser() -> _Parser:
                          ("convert", cli_convert)):
         subcommands[name] = commands.add_parser(
             name, help=module.HELP, description=module.DESCRIPTION,
-            formatter_class=argparse.RawDescriptionHelpFormatter, usage_status=EXIT_USAGE)
+            formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(subcommands[name])
     for name, sub in subcommands.items():
         sub.set_defaults(prog=f"cumgain {name}")
+        if name != "trec_eval":
+            sub.epilog = (sub.epilog + "\n\n" if sub.epilog else "") + EXIT_STATUS_HELP
     return parser
 
 

@@ -47,7 +47,7 @@ examples:
 tests: friedman (omnibus; pairs by --posthoc conover|nemenyi), anova (repeated
 measures; pairs by Tukey's HSD), ttest, wilcoxon, randomization (pairs only).
 A pair after an omnibus test is marked only if the omnibus test is significant
-at the same level. Exit status: 0 ok, 1 usage, 2 bad input, 7 no common topic."""
+at the same level."""
 
 DEFAULT_MEASURES = ("avg_pos_nCG@200", "avg_pos_nDCG@200(discount=tois, base=2)")
 NAME_SOURCES = ("tag", "file")
@@ -76,7 +76,7 @@ def paper_gain_schemes(levels: np.ndarray) -> list:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cumgain.report import FORMATS
+    from cumgain.report import DEFAULT_FORMAT, FORMATS
     from cumgain.stats import CORRECTIONS, TESTS, ZERO_METHODS
 
     parser.epilog = EPILOG
@@ -103,7 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pairs", action="store_true",
                         help="print every pair's numbers (statistic, p, corrected p, means, "
                              "relative difference, practical significance) instead")
-    parser.add_argument("-f", "--format", choices=FORMATS, default="md",
+    parser.add_argument("-f", "--format", choices=FORMATS, default=DEFAULT_FORMAT,
                         help="md (default), latex (booktabs) or csv (full precision)")
     parser.add_argument("--digits", type=int, default=3, metavar="N",
                         help="decimals of the means in md and latex (default 3, as the paper)")

@@ -58,8 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_convert(args: argparse.Namespace) -> int:
     """``cumgain convert``: read with the reference reader, write Parquet through Dask."""
+    from cumgain._optional import require
     from cumgain.atomic import check_folder
-    from cumgain.cli import EXIT_USAGE, Failure, refuse_existing
+    from cumgain.cli import refuse_existing
     from cumgain.manifest import check_replaceable
     from cumgain.trec_io import load_qrels, load_run
 
@@ -68,13 +69,9 @@ def run_convert(args: argparse.Namespace) -> int:
     # write_parquet before and after it writes.
     check_folder(args.output, overwrite=True, replaceable=check_replaceable,
                  protect=[args.input])
-    try:
-        import pyarrow  # noqa: F401  (dask writes Parquet with it)
-
-        from cumgain.dask import write_parquet
-    except ImportError as error:
-        raise Failure(EXIT_USAGE, f"cumgain convert needs dask[dataframe] and pyarrow "
-                                  f"(pip install 'cumgain[dask]'): {error}") from None
+    for module in ("dask.dataframe", "pyarrow"):     # dask writes Parquet with pyarrow
+        require(module, extra="dask", for_what="cumgain convert")
+    from cumgain.dask import write_parquet
     load = load_qrels if args.qrels else load_run
     table = load(args.input, duplicates=args.duplicates)
     files = write_parquet(table, args.output, partition_by_topic=args.partition_by_topic,

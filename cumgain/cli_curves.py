@@ -189,6 +189,7 @@ def stopping_text(curves) -> str:
 def run_curves(args: argparse.Namespace) -> int:
     """``cumgain curves``: compute the curves, print the readings, plot on request."""
     from cumgain import curves as curves_module
+    from cumgain._optional import require
     from cumgain.cli import (EXIT_NO_TOPICS, EXIT_USAGE, Failure, _topic_notes, _write_text,
                              refuse_existing)
     from cumgain.exceptions import InputError
@@ -221,11 +222,7 @@ def run_curves(args: argparse.Namespace) -> int:
         raise Failure(EXIT_USAGE, str(error)) from None
     if args.out is not None:
         refuse_existing(args.out, args.overwrite)
-        try:
-            import matplotlib  # noqa: F401  (fail before the work, not after)
-        except ImportError:
-            raise Failure(EXIT_USAGE, "--out needs matplotlib: pip install matplotlib "
-                                      "(or pip install 'cumgain[plot]')") from None
+        require("matplotlib", extra="plot", for_what="--out")   # before the work, not after
 
     names = _run_names(args.runs)
     runs = dict(zip(names, args.runs))

@@ -41,6 +41,8 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 
 import cgcore
+from cumgain import _display as display
+from cumgain._optional import require
 from cumgain.batch import Ragged, as_batch
 from cumgain.exceptions import InputError
 from cumgain.gains import GainSpec, gain_mapping
@@ -62,9 +64,11 @@ MEASURES = ("CG", "DCG", "nCG", "nDCG")
 NORMALISED = ("nCG", "nDCG")
 DEFAULT_DEPTH = 200
 IDEAL = "ideal"          # the ideal curve's label in tables, frames and legends
+REPR_RANK = 10           # the rank whose values a repr shows
+HTML_RANKS = (1, 5, 10, 20, 50, 100, 200)    # the ranks a notebook table shows (to n)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Curves:
     """The averaged curves of several runs for one measure, with the ideal curve.
 
@@ -79,6 +83,9 @@ class Curves:
     V[i] / I[i] whatever the averaging ``order``. ``gains``, ``discount``, ``base``
     and ``order`` describe how the curves were made (``discount`` is ``"none"`` for
     CG and nCG; ``order`` is None for CG and DCG).
+
+    Its repr is a short summary (the curves' values at rank 10); in a notebook, a table
+    of the values at a few ranks.
     """
 
     measure: str
@@ -114,6 +121,23 @@ class Curves:
                 text += f", b = {self.base:g}"
         return text
 
+    def _head(self) -> str:
+        return (f"Curves {self.measure}: {display.count(len(self.runs), 'run')}, "
+                f"{display.count(len(self.topics), 'topic')}, ranks 1-{self.depth}; "
+                f"{self.scheme}")
+
+    def __repr__(self) -> str:
+        k = min(REPR_RANK, self.depth)
+        values = [(name, curve[k - 1]) for name, curve in self.runs.items()]
+        return display.summary(f"{self._head()}; at rank {k}:",
+                               [(IDEAL, self.ideal[k - 1]), *values])
+
+    def _repr_html_(self) -> str:
+        ranks = sorted({k for k in HTML_RANKS if k < self.depth} | {self.depth})
+        rows = [(name, *(display.number(curve[k - 1]) for k in ranks))
+                for name, curve in [*self.runs.items(), (IDEAL, self.ideal)]]
+        return display.html_table(self._head(), ("run", *(f"@{k}" for k in ranks)), rows)
+
     def to_dataframe(self, per_topic: bool = False):
         """The curves as a long pandas DataFrame (needs pandas), the ideal as run ``"ideal"``.
 
@@ -121,7 +145,7 @@ class Curves:
         ``per_topic=True``: columns ``topic, run, rank, value`` (the per-topic vectors;
         the curves must have been computed with ``per_topic=True``).
         """
-        import pandas as pd
+        pd = require("pandas", extra="pandas", for_what="Curves.to_dataframe()")
 
         names = [*self.runs, IDEAL]
         n = self.depth

@@ -1,6 +1,8 @@
 """Evaluate runs on Dask: the same numbers as :func:`cumgain.evaluate`, at any size.
 
-Install with ``pip install cumgain[dask]`` (dask[dataframe], distributed, pyarrow).
+Install with ``pip install "cumgain[dask]"`` (dask[dataframe], distributed, pyarrow); without
+it, importing this module raises a :class:`~cumgain.exceptions.MissingDependencyError`
+that says so.
 
 How it works
 ------------
@@ -47,16 +49,8 @@ from typing import Any, Iterable, Optional, Union
 
 import numpy as np
 
-try:
-    import dask
-    import dask.dataframe as dd
-    import pandas as pd
-except ImportError as error:  # pragma: no cover - the extra is not installed
-    raise ImportError(
-        "cumgain.dask needs dask[dataframe] and pandas (and distributed for a cluster, "
-        "pyarrow for Parquet): pip install 'cumgain[dask]'") from error
-
 from cumgain import Evaluation, TopicsWarning, manifest, stream
+from cumgain._optional import require
 from cumgain.atomic import atomic_dir
 from cumgain.batch import Ragged
 from cumgain.evaluator import Ranking, rank, topics_warning
@@ -68,6 +62,10 @@ from cumgain.trec_io import DuplicatesDroppedWarning, Qrels, Run
 from cumgain.vectors import cg as cg_vectors
 from cumgain.vectors import dcg as dcg_vectors
 from cumgain.vectors import ideal_gains, norm_vect
+
+dask = require("dask", extra="dask", for_what="cumgain.dask")
+dd = require("dask.dataframe", extra="dask", for_what="cumgain.dask")
+pd = require("pandas", extra="dask", for_what="cumgain.dask")
 
 __all__ = ["AveragedVectors", "DaskEvaluation", "ShuffleWarning", "average_vectors",
            "evaluate", "read_run", "write_parquet"]
@@ -223,7 +221,7 @@ def _dask_frame(table: Union[Run, Qrels], value_name: str, values: np.ndarray,
 
 def _rows_by_file(folder: str) -> dict:
     """``{file name: rows}`` of the Parquet files in ``folder``, from their footers."""
-    import pyarrow.parquet as pq
+    pq = require("pyarrow.parquet", extra="dask", for_what="reading Parquet metadata")
     return {name: pq.read_metadata(os.path.join(folder, name)).num_rows
             for name in os.listdir(folder) if name.endswith(".parquet")}
 

@@ -126,6 +126,7 @@ from typing import Any, Optional
 import numpy as np
 
 from cgcore import _diversity
+from cumgain._optional import require
 from cumgain.evaluator import (Evaluation, TopicsWarning, _docno_ids, aggregate,
                                compared_scores, ranked_order, topics_warning)
 from cumgain.exceptions import FormatError, InputError
@@ -284,7 +285,7 @@ def subtopics_from_dataframe(df: Any) -> Subtopics:
     is missing, not a number, boolean or infinite, is an :class:`InputError` naming the
     row (0-based position). Other columns are ignored.
     """
-    import pandas as pd
+    pd = require("pandas", extra="pandas", for_what="reading a DataFrame")
 
     source = "<DataFrame>"
     if not isinstance(df, pd.DataFrame):

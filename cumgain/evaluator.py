@@ -53,6 +53,8 @@ import cgcore
 from cgcore import _measures as kernels
 from cgcore import _trec
 from cgcore._convert import topic_dicts
+from cumgain import _display as display
+from cumgain._optional import require
 from cumgain.batch import Ragged
 from cumgain.exceptions import InputError, SumOverflowError
 from cumgain.gains import GainSpec, gain_mapping
@@ -102,13 +104,14 @@ class TopicsWarning(UserWarning):
     """Some topics were not evaluated (or scored 0): the run and qrels topic sets differ."""
 
 
-@dataclass
+@dataclass(repr=False)
 class Evaluation:
     """Per-topic values and means of an evaluation.
 
     ``values[name]`` is an array aligned with ``topics`` (in trec_eval's order: byte
     order of the topic id); ``means[name]`` the aggregate (arithmetic mean over the
-    evaluated topics; sums for counts; geometric mean for ``gm_map``).
+    evaluated topics; sums for counts; geometric mean for ``gm_map``). Its repr is a
+    short summary (counts and the first means); in a notebook, a table of the means.
     """
 
     topics: tuple
@@ -136,13 +139,24 @@ class Evaluation:
 
     def to_dataframe(self):
         """A pandas DataFrame, one row per topic and a column per measure (needs pandas)."""
-        import pandas as pd
+        pd = require("pandas", extra="pandas", for_what="Evaluation.to_dataframe()")
         frame = pd.DataFrame({m.name: self.values[m.name] for m in self.measures},
                              index=pd.Index(list(self.topics), name="query_id"))
         return frame
 
     def __getitem__(self, name: str) -> float:
         return self.means[name]
+
+    def _head(self) -> str:
+        run = f" of run {display.shorten(self.run_tag)!r}" if self.run_tag else ""
+        return (f"Evaluation{run}: {display.count(len(self.topics), 'topic')}, "
+                f"{display.count(len(self.measures), 'measure')}")
+
+    def __repr__(self) -> str:
+        return display.summary(self._head() + "; means", self.means.items())
+
+    def _repr_html_(self) -> str:
+        return display.means_table(self._head(), "measure", self.means.items())
 
 
 def _check_choice(value: Any, allowed: tuple, name: str) -> str:

@@ -60,6 +60,16 @@ def naming(path: Any) -> Iterator[None]:
         raise OSError(error.errno, error.strerror, os.fsdecode(os.fspath(path))) from error
 
 
+class MissingDependencyError(CumgainError, ModuleNotFoundError):
+    """An optional dependency is not installed (or cannot be imported); the message says
+    what needs it and which extra installs it (:func:`cumgain._optional.require`).
+    ``name``: the module; ``extra``: the cumgain extra (``plot``, ``pandas``, ``dask``)."""
+
+    def __init__(self, message: str, *, name: str | None = None, extra: str | None = None):
+        super().__init__(message, name=name)
+        self.extra = extra
+
+
 class OutOfMemoryError(CumgainError, MemoryError):
     """The memory ran out while reading a file or a dict: a :class:`MemoryError` that
     names what was being read (``path``) and, when known, how many bytes the allocation

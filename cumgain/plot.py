@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
+from cumgain._optional import require
 from cumgain.atomic import atomic_path, refuse_existing
 from cumgain.curves import IDEAL, MEASURES, Curves, stopping_rank
 from cumgain.exceptions import InputError, naming
@@ -39,14 +40,11 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 
 def _matplotlib():
-    """The Figure class and the Agg canvas, or an ImportError that says what to install."""
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise ImportError("plotting needs matplotlib: pip install matplotlib "
-                          "(or pip install 'cumgain[plot]')") from None
-    return Figure, FigureCanvasAgg
+    """The Figure class and the Agg canvas, or a MissingDependencyError that says what to
+    install."""
+    figure = require("matplotlib.figure", extra="plot", for_what="plotting")
+    backend = require("matplotlib.backends.backend_agg", extra="plot", for_what="plotting")
+    return figure.Figure, backend.FigureCanvasAgg
 
 
 def output_format(path: PathLike) -> str:

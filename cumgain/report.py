@@ -29,10 +29,13 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
+from cumgain import _display as display
+from cumgain._optional import require
 from cumgain.exceptions import InputError
 from cumgain.stats import SINGLE_STEP, Comparison
 
 FORMATS = ("md", "latex", "csv")
+DEFAULT_FORMAT = "md"       # str(report), and cumgain compare without -f
 SIGNIFICANCE_LEVELS = ((0.01, "**"), (0.05, "*"))   # strictest first
 
 TEST_NAMES = {
@@ -59,11 +62,14 @@ class Cell:
     style: str = "fixed"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Report:
     """A rendered-on-demand table: ``rows`` of ``(label, cells, extras)``; ``columns`` are
     shown in every format, ``extra_columns`` (machine-readable details such as the omnibus
-    statistic) only in CSV and the DataFrame; ``notes`` are the legend."""
+    statistic) only in CSV and the DataFrame; ``notes`` are the legend.
+
+    ``str(report)`` is the markdown table (:data:`DEFAULT_FORMAT`); the repr a short
+    summary; in a notebook, the table in HTML."""
 
     index_name: str
     columns: tuple
@@ -172,7 +178,7 @@ class Report:
 
     def to_dataframe(self):
         """A pandas DataFrame with the CSV's columns, indexed by the row labels (needs pandas)."""
-        import pandas as pd
+        pd = require("pandas", extra="pandas", for_what="Report.to_dataframe()")
 
         header, records = self._records()
         frame = pd.DataFrame(records, columns=header)
@@ -187,6 +193,22 @@ class Report:
         if fmt == "csv":
             return self.to_csv()
         raise InputError(f"format must be one of {FORMATS}, got {fmt!r}")
+
+    def __str__(self) -> str:
+        return self.render(DEFAULT_FORMAT)
+
+    def __repr__(self) -> str:
+        labels = [label for label, _, _ in self.rows]
+        text = (f"<Report: {display.count(len(self.rows), 'row')} x "
+                f"{display.count(len(self.columns), 'column')}; "
+                f"{display.shorten(self.index_name)}: {display.listing(labels, 3)}; "
+                f"columns: {display.listing(self.columns, 3)}")
+        return display.shorten(text, display.REPR_CHARS - 1) + ">"
+
+    def _repr_html_(self) -> str:
+        rows = [(label, *((self._text(cell), cell.marker) for cell in cells))
+                for label, cells, _ in self.rows]
+        return display.html_table("", (self.index_name, *self.columns), rows, self.notes)
 
 
 _LATEX_SPECIAL = {"\\": "\\textbackslash{}", "&": "\\&", "%": "\\%", "$": "\\$", "#": "\\#",

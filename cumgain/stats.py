@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
+from cumgain import _display as display
 from cumgain.exceptions import InputError
 
 TESTS = ("friedman", "anova", "ttest", "wilcoxon", "randomization")
@@ -341,7 +342,7 @@ class PairwiseResult:
         return bool(self.p_corrected < alpha) and self.direction != "="
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Comparison:
     """The outcome of :func:`compare`: the table, the omnibus test (None for a pairwise
     test), the pair family and how it was corrected.
@@ -349,6 +350,8 @@ class Comparison:
     ``protected``: a pair counts as significant at level alpha only if the omnibus test
     is significant at alpha too (Conover's protected procedure); see :meth:`significant`.
     ``seed``: the seed the randomization test and bootstrap used (drawn when not given).
+    Its repr is a short summary (test, significant pairs, the runs' first means); in a
+    notebook, a table of the means.
     """
 
     table: ScoreTable
@@ -386,6 +389,20 @@ class Comparison:
         if self.protected and self.omnibus is not None and not self.omnibus.significant(alpha):
             return ()
         return tuple(result for result in self.pairs if result.significant(alpha))
+
+    def _head(self) -> str:
+        measure = f" of {display.shorten(self.measure)!r}" if self.measure else ""
+        omnibus = f" (p={self.omnibus.p_value:.3g})" if self.omnibus is not None else ""
+        return (f"Comparison{measure}: {display.count(len(self.runs), 'run')}, "
+                f"{display.count(len(self.table.topics), 'topic')}, {self.test}{omnibus}, "
+                f"{len(self.significant())} of {display.count(len(self.pairs), 'pair')} "
+                "significant at 0.05")
+
+    def __repr__(self) -> str:
+        return display.summary(self._head() + "; means", self.means.items())
+
+    def _repr_html_(self) -> str:
+        return display.means_table(self._head(), "run", self.means.items())
 
 
 # ============================================================== effect sizes

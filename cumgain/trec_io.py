@@ -170,6 +170,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Sequence
 
 import numpy as np
 
+from cumgain._optional import require
 from cumgain.exceptions import FormatError, InputError, naming
 
 __all__ = [
@@ -1185,7 +1186,7 @@ def run_from_dataframe(df: Any, *, duplicates: str = "error") -> Run:
 
 
 def _from_frame(df: Any, value_column: str, finite: bool, duplicates: str):
-    import pandas as pd
+    pd = require("pandas", extra="pandas", for_what="reading a DataFrame")
 
     source = "<DataFrame>"
     if not isinstance(df, pd.DataFrame):

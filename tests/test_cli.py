@@ -203,7 +203,7 @@ def test_python_dash_m(tmp_path):
 def test_unknown_command_exits_non_zero(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["frobnicate"])
-    assert exit_info.value.code == 2
+    assert exit_info.value.code == cli.EXIT_USAGE    # was argparse's 2 until issue #30
     assert capsys.readouterr().err.count("\n") == 1
 
 

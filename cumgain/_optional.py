@@ -1,0 +1,29 @@
+"""Optional dependencies, imported only when first used, and the one error they raise.
+
+The extras of pyproject.toml: ``plot`` (matplotlib), ``pandas`` (pandas), ``dask``
+(dask[dataframe], distributed, pyarrow, pandas).
+"""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from cumgain.exceptions import MissingDependencyError
+
+
+def require(module: str, *, extra: str, for_what: str) -> ModuleType:
+    """``import module``, or a :class:`~cumgain.exceptions.MissingDependencyError` that
+    says what needs it and how to install it, as one line::
+
+        Evaluation.to_dataframe() needs pandas, but pandas is not installed:
+        pip install "cumgain[pandas]"
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        package = module.split(".")[0]
+        why = "is not installed" if isinstance(error, ModuleNotFoundError) \
+            else f"cannot be imported ({error})"
+        raise MissingDependencyError(
+            f'{for_what} needs {package}, but {package} {why}: pip install "cumgain[{extra}]"',
+            name=module, extra=extra) from error
