@@ -330,7 +330,7 @@ def test_dev_zero_as_a_run_is_refused_at_line_1(tmp_path):
     assert resource.getrlimit(resource.RLIMIT_AS)[0] in (resource.RLIM_INFINITY, -1) \
         or resource.getrlimit(resource.RLIMIT_AS)[0] > 3 << 30
     completed = subprocess.run([sys.executable, "-c", code, str(qrels_path)],
-                               capture_output=True, text=True, timeout=120,
+                               capture_output=True, text=True, timeout=120, cwd=tmp_path,
                                env={**os.environ, "MALLOC_ARENA_MAX": "1"})
     assert completed.returncode == 2, completed.stderr[-2000:]
     assert completed.stderr.startswith(
@@ -607,7 +607,7 @@ def test_a_failed_write_names_the_file(tmp_path, code, what):
     out.mkdir()
     result = subprocess.run(
         [sys.executable, "-c", code.format(out=str(out), run=str(run_path))],
-        capture_output=True, text=True, preexec_fn=_limited_file_size(4096))
+        capture_output=True, text=True, preexec_fn=_limited_file_size(4096), cwd=tmp_path)
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("OSError: [Errno 27] File too large: ")
@@ -637,6 +637,6 @@ def test_the_command_line_names_the_file_a_write_failed_on(tmp_path, arguments, 
         result = subprocess.run(
             [sys.executable, "-m", "cumgain"] + [a.format(**values) for a in arguments],
             stdout=stdout, stderr=subprocess.PIPE, text=True, env=environment,
-            preexec_fn=_limited_file_size(256))
+            preexec_fn=_limited_file_size(256), cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1].endswith(where.format(**values))
