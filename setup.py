@@ -66,6 +66,8 @@ directives = {
 # release: no debug information (-g0 overrides the -g of Python's own CFLAGS): the
 # extensions are a sixth of the size
 compile_args = ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
+if sys.platform == "win32":         # MSVC's spelling (release: no /Zi, no debug info)
+    compile_args = ["/Od", "/Zi"] if DEBUG else ["/O2"]
 link_args = []
 if SANITIZE:
     sanitizers = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
