@@ -20,6 +20,8 @@ Environment switches:
                       /asan_with_fuzzer.so" ASAN_OPTIONS=detect_leaks=0 \
                       python tests/fuzz/fuzz_trec.py files ...
                       (see README, "Reliability" -> "Fuzzing", for the whole recipe).
+  CUMGAIN_NO_SIMD=1   without the SSE2 paths (the portable code that ARM and MSVC
+                      builds use), to test it on x86; cgcore._trec.SIMD says which.
 """
 import os
 import shlex
@@ -41,6 +43,7 @@ except ImportError:  # pragma: no cover - exercised only on a broken build env
 DEBUG = os.environ.get("CUMGAIN_DEBUG", "") not in ("", "0")
 SANITIZE = os.environ.get("CUMGAIN_SANITIZE", "") not in ("", "0")
 FUZZ = os.environ.get("CUMGAIN_FUZZ", "") not in ("", "0")
+NO_SIMD = os.environ.get("CUMGAIN_NO_SIMD", "") not in ("", "0")
 
 if FUZZ:
     # -fsanitize=fuzzer-no-link is clang's: gcc cannot emit libFuzzer's counters.
@@ -92,7 +95,8 @@ extensions = [
         include_dirs=["cgcore"],          # _scan.h, _gains.h
         define_macros=([("CUMGAIN_DEBUG", "1")] if DEBUG else [])
         + ([("CUMGAIN_SANITIZE", "1")] if SANITIZE or FUZZ else [])
-        + ([("CUMGAIN_FUZZ", "1")] if FUZZ else []),
+        + ([("CUMGAIN_FUZZ", "1")] if FUZZ else [])
+        + ([("CUMGAIN_NO_SIMD", "1")] if NO_SIMD else []),
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )
@@ -102,7 +106,7 @@ extensions = [
 # Each configuration keeps its own generated C and objects, so switching between them
 # never links stale code (setuptools only recompiles a .c newer than its object).
 VARIANT = "-".join(name for name, on in (("debug", DEBUG), ("sanitize", SANITIZE and not FUZZ),
-                                          ("fuzz", FUZZ)) if on) \
+                                          ("fuzz", FUZZ), ("nosimd", NO_SIMD)) if on) \
     or "release"
 
 setup(ext_modules=cythonize(extensions, compiler_directives=directives,

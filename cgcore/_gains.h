@@ -9,10 +9,20 @@
 #ifndef CUMGAIN_GAINS_H
 #define CUMGAIN_GAINS_H
 
+/* CG_SIMD: the SSE2 paths, on x86 unless the build defines CUMGAIN_NO_SIMD
+ * (CUMGAIN_NO_SIMD=1 pip install ., to test the portable code ARM and MSVC builds use). */
+#ifndef CG_SIMD
+#if defined(__SSE2__) && !defined(CUMGAIN_NO_SIMD)
+#define CG_SIMD 1
+#else
+#define CG_SIMD 0
+#endif
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__SSE2__)
+#if CG_SIMD
 #include <emmintrin.h>
 #endif
 
@@ -20,7 +30,7 @@ static inline int cg_count_whole_gains(const double *values, ptrdiff_t n, int64_
                                        int limit) {
     int fractional = 0;
     ptrdiff_t i;
-#if defined(__SSE2__)
+#if CG_SIMD
     const __m128d zero = _mm_setzero_pd(), top = _mm_set_sd((double)limit);
     for (i = 0; i < n; i++) {
         /* maxsd returns its second operand when either is NaN: NaN -> 0 */

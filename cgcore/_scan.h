@@ -15,11 +15,21 @@
 #ifndef CUMGAIN_SCAN_H
 #define CUMGAIN_SCAN_H
 
+/* CG_SIMD: the SSE2 paths, on x86 unless the build defines CUMGAIN_NO_SIMD
+ * (CUMGAIN_NO_SIMD=1 pip install ., to test the portable code ARM and MSVC builds use). */
+#ifndef CG_SIMD
+#if defined(__SSE2__) && !defined(CUMGAIN_NO_SIMD)
+#define CG_SIMD 1
+#else
+#define CG_SIMD 0
+#endif
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__SSE2__)
+#if CG_SIMD
 #include <emmintrin.h>
 
 /* Bits of 16 bytes: whitespace (\t..\r or space), newline, carriage return. */
@@ -45,7 +55,7 @@ static inline void cg_masks16(const char *p, uint64_t *space, uint64_t *newline,
  * `max_fields` of them recorded as [starts[i], ends[i]) offsets from p. */
 static inline ptrdiff_t cg_split64(const char *p, ptrdiff_t available, ptrdiff_t *starts,
                                    ptrdiff_t *ends, int max_fields, ptrdiff_t *length) {
-#if defined(__SSE2__)
+#if CG_SIMD
     uint64_t space = 0, newline = 0, carriage_return = 0, line, field, start, end;
     ptrdiff_t n, count, i;
     if (available < 64)
@@ -84,7 +94,7 @@ static inline ptrdiff_t cg_split64(const char *p, ptrdiff_t available, ptrdiff_t
 static inline int cg_ascii_no_nul(const char *p, ptrdiff_t n) {
     ptrdiff_t i = 0;
     uint64_t word;
-#if defined(__SSE2__)
+#if CG_SIMD
     __m128i high = _mm_setzero_si128(), zero = _mm_setzero_si128();
     for (; i + 16 <= n; i += 16) {
         const __m128i x = _mm_loadu_si128((const __m128i *)(p + i));

@@ -49,6 +49,7 @@ cdef extern from "_alloc.h":
     size_t cg_set_allocation_limit(size_t n) noexcept nogil
 
 cdef extern from "_scan.h":
+    int CG_SIMD
     Py_ssize_t cg_split64(const char* p, Py_ssize_t available, Py_ssize_t* starts,
                           Py_ssize_t* ends, int max_fields, Py_ssize_t* length) noexcept nogil
     bint cg_ascii_no_nul(const char* p, Py_ssize_t n) noexcept nogil
@@ -79,6 +80,10 @@ cdef extern from "Python.h":
     double PyLong_AsDouble(object o)
 
 # status codes
+#: Whether the SSE2 line scanner is compiled in (False on non-x86 builds, MSVC, and
+#: CUMGAIN_NO_SIMD=1 builds, which use the portable code).
+SIMD = bool(CG_SIMD)
+
 STATUS_OK = 0
 STATUS_BAD_LINE = 1        # a malformed line: the reference reader words the error
 STATUS_DUPLICATE = 2       # a docno twice in one topic
