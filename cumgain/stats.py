@@ -600,12 +600,24 @@ def _signed_rank_balance(d: np.ndarray) -> float:
     return float(np.sum(np.sign(nonzero) * ranks))
 
 
+#: scipy's normal approximation is method="asymptotic" from scipy 1.15, "approx" before;
+#: either spelling works with either scipy.
+_NORMAL_APPROXIMATION = {"asymptotic": "approx", "approx": "asymptotic"}
+
+
 def _wilcoxon(a: np.ndarray, b: np.ndarray, zero_method: str, continuity: bool,
               method: str) -> tuple:
     """Wilcoxon signed-rank test of d = a - b (scipy.stats.wilcoxon with the same options)."""
     try:
-        result = _quiet(_scipy().wilcoxon, a, b, zero_method=zero_method,
-                        correction=continuity, method=method)
+        try:
+            result = _quiet(_scipy().wilcoxon, a, b, zero_method=zero_method,
+                            correction=continuity, method=method)
+        except ValueError:
+            if method not in _NORMAL_APPROXIMATION:
+                raise
+            other = _NORMAL_APPROXIMATION[method]   # the installed scipy's spelling
+            result = _quiet(_scipy().wilcoxon, a, b, zero_method=zero_method,
+                            correction=continuity, method=other)
     except ValueError as error:
         raise InputError(f"Wilcoxon test: {error}") from None
     return float(result.statistic), float(result.pvalue), _signed_rank_balance(a - b)

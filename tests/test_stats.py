@@ -347,8 +347,12 @@ def test_wilcoxon_equals_scipy_with_the_same_options(zero_method, continuity, me
                            wilcoxon_method=method)
     for pair in result.pairs:
         i, j = int(pair.run_a[1:]), int(pair.run_b[1:])
-        theirs = ss.wilcoxon(values[:, i], values[:, j], zero_method=zero_method,
-                             correction=continuity, method=method)
+        try:
+            theirs = ss.wilcoxon(values[:, i], values[:, j], zero_method=zero_method,
+                                 correction=continuity, method=method)
+        except ValueError:          # scipy < 1.15 spells the normal approximation "approx"
+            theirs = ss.wilcoxon(values[:, i], values[:, j], zero_method=zero_method,
+                                 correction=continuity, method="approx")
         assert pair.statistic == pytest.approx(theirs.statistic, rel=1e-12)
         assert pair.p_value == pytest.approx(theirs.pvalue, rel=1e-10)
 
