@@ -9,15 +9,7 @@
 #ifndef CUMGAIN_GAINS_H
 #define CUMGAIN_GAINS_H
 
-/* CG_SIMD: the SSE2 paths, on x86 unless the build defines CUMGAIN_NO_SIMD
- * (CUMGAIN_NO_SIMD=1 pip install ., to test the portable code ARM and MSVC builds use). */
-#ifndef CG_SIMD
-#if defined(__SSE2__) && !defined(CUMGAIN_NO_SIMD)
-#define CG_SIMD 1
-#else
-#define CG_SIMD 0
-#endif
-#endif
+#include "_simd.h"
 
 #include <stddef.h>
 #include <stdint.h>
