@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import cumgain
-from cgcore import _trec
+from cgcore import _trec, _vectors
 from cumgain import native
 from cumgain.evaluator import TopicsWarning, evaluate
 from cumgain.exceptions import FormatError, InputError
@@ -1672,6 +1672,8 @@ def _run_under_limit(tmp_path, headroom_mib, *arguments):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
+@pytest.mark.skipif(_vectors.SANITIZED, reason="under ASan (which reserves terabytes "
+                    "of address space for its shadow) RLIMIT_AS cannot be set")
 def test_out_of_memory_in_the_c_reader_is_a_memory_error_naming_the_file(tmp_path):
     """An allocation that fails in the C reader is a MemoryError at once, naming the
     file and the bytes asked for: not a retry with the pure-Python reader (which needs
@@ -1687,6 +1689,8 @@ def test_out_of_memory_in_the_c_reader_is_a_memory_error_naming_the_file(tmp_pat
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
+@pytest.mark.skipif(_vectors.SANITIZED, reason="under ASan (which reserves terabytes "
+                    "of address space for its shadow) RLIMIT_AS cannot be set")
 def test_out_of_memory_in_the_command_line_is_one_line_and_its_own_status(tmp_path):
     from cumgain import cli
     qrels_path, run_path = _one_big_topic(tmp_path, 400_000)
