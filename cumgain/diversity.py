@@ -403,31 +403,34 @@ def _ranked(run, run_rows: np.ndarray, run_offsets: np.ndarray, doc_ids: np.ndar
     return offsets, np.where(found, at, -1).astype(np.int64)
 
 
-def _rank_natively(judgments: Subtopics, run: Any, *, ties: str, score_precision: str,
-                   seed: int, depth: Optional[int], duplicates: str):
-    """The run ranked by the native reader (a file or a dict; else None) against a table
-    of each topic's judged documents whose "level" is the document's index among its
-    topic's judged documents (docno byte order) plus 0.5: each ranked row then carries
-    which judged document it is, with no docno of the run made into a Python string.
-    Topics without judgments are left out of the table (None if none has any)."""
-    if duplicates != "error" or not len(judgments.docnos):
-        return None
+def _local_documents(judgments: Subtopics) -> np.ndarray:
+    """Per judgment row, its document's index among its topic's judged documents
+    (docno byte order, as the rows are sorted)."""
     docnos = judgments.docnos
     new_doc = np.ones(len(docnos), dtype=bool)
     new_doc[1:] = docnos[1:] != docnos[:-1]
     new_doc[judgments.offsets[:-1][np.diff(judgments.offsets) > 0]] = True
-    firsts = np.flatnonzero(new_doc)                    # each topic's judged documents
-    topic_of_first = topic_of_rows(judgments.offsets)[firsts]
-    starts = offsets_from_counts(np.bincount(topic_of_first, minlength=len(judgments.topics)))
-    local = np.arange(len(firsts)) - starts[topic_of_first] + 0.5
-    table: dict = {}
-    names, values = docnos[firsts].tolist(), local.tolist()
-    for t, topic in enumerate(judgments.topics):
-        lo, hi = int(starts[t]), int(starts[t + 1])
-        if hi > lo:
-            table[topic] = dict(zip(names[lo:hi], values[lo:hi]))
-    if not table:
+    document = np.cumsum(new_doc) - 1
+    first_of_topic = document[np.minimum(judgments.offsets[:-1], max(len(docnos) - 1, 0))]
+    return document - np.repeat(first_of_topic, np.diff(judgments.offsets))
+
+
+def _rank_natively(judgments: Subtopics, local: np.ndarray, run: Any, *, ties: str,
+                   score_precision: str, seed: int, depth: Optional[int], duplicates: str):
+    """The run ranked by the native reader (a file or a dict; else None) against a table
+    of each topic's judged documents whose "level" is the document's index among its
+    topic's judged documents (``local``, see _local_documents) plus 0.5: each ranked row
+    then carries which judged document it is, with no docno of the run made into a
+    Python string. Topics without judgments are left out of the table (None if none
+    has any)."""
+    if duplicates != "error" or not len(judgments.docnos):
         return None
+    names, levels = judgments.docnos.tolist(), (local + 0.5).tolist()
+    table: dict = {}
+    for t, topic in enumerate(judgments.topics):
+        lo, hi = int(judgments.offsets[t]), int(judgments.offsets[t + 1])
+        if hi > lo:     # (a document in several subtopics: the same key, the same level)
+            table[topic] = dict(zip(names[lo:hi], levels[lo:hi]))
     ranked = read_ranked(table, run, ties=ties, score_precision=score_precision, seed=seed,
                          depth=depth)
     if ranked is not None:
@@ -469,7 +472,8 @@ def evaluate_subtopics(judgments: Subtopics, run: Any, measures: list, *, topics
         raise InputError("the diversity measures depend on the order within groups of equal "
                          "scores: ties='average' is not defined for them; choose another "
                          "tie rule")
-    native = _rank_natively(judgments, run, ties=ties, score_precision=score_precision,
+    local = _local_documents(judgments)
+    native = _rank_natively(judgments, local, run, ties=ties, score_precision=score_precision,
                             seed=seed, depth=depth, duplicates=duplicates)
     if native is None:
         run = load_run(run, duplicates=duplicates)
@@ -504,8 +508,8 @@ def evaluate_subtopics(judgments: Subtopics, run: Any, measures: list, *, topics
         ranked = _ranked(run, run_rows, run_offsets, ids[len(rows):], n_docs, judged,
                          ties=ties, score_precision=score_precision, seed=seed, depth=depth)
     else:
-        ids, n_docs = _docno_ids(judgments.docnos[rows])
-        judged = _judged(judgments, rows, row_offsets, ids, n_docs)
+        ids = local[rows]                   # (no docno compared again)
+        judged = _judged(judgments, rows, row_offsets, ids, int(ids.max(initial=0)) + 1)
         ranked_rows, offsets = gather(native.run_offsets, run_order)
         first_doc = judged.offsets[:-1][topic_of_rows(offsets)]
         local = native.levels[ranked_rows].astype(np.int64)    # (floor of index + 0.5)
