@@ -730,14 +730,16 @@ def _mapped(qrels: dict) -> dict:
 @pytest.mark.parametrize("seed", range(3))
 def test_gains_map_the_level_and_the_range_as_cwl_eval_on_mapped_qrels(irm, monkeypatch,
                                                                       seed):
-    """INST/INSQ/BPM/NERR with gains=m are cwl_eval's on the qrels whose levels are
+    """INST/INSQ/BPM/SDCG/NERR with gains=m are cwl_eval's on the qrels whose levels are
     replaced by their gains, with min_rel=m(min_rel) and max_rel=m(max_rel): g =
     (clip(m(level), m(min), m(max)) - m(min)) / (m(max) - m(min))."""
     qrels, run = _generated(seed)
     ours_names = [f"INST(max_rel=3,{_TABLE_SPELLING})", f"INSQ(max_rel=2,{_TABLE_SPELLING})",
                   f"BPM(T=2,max_rel=3,{_TABLE_SPELLING})@20",
+                  f"SDCG(max_rel=3,{_TABLE_SPELLING})@10",
                   f"NERR10(p=0.8,min_rel=1,max_rel=3,{_TABLE_SPELLING})"]
     theirs_names = ["INST(max_rel=9)", "INSQ(max_rel=3)", "BPM(T=2,max_rel=9)@20",
+                    "SDCG(max_rel=9)@10",
                     "NERR10(p=0.8,min_rel=1,max_rel=9)"]
     from cwl.ruler.measures.cwl_metrics import CWLMetric
     with monkeypatch.context() as patch:
@@ -746,6 +748,22 @@ def test_gains_map_the_level_and_the_range_as_cwl_eval_on_mapped_qrels(irm, monk
     ours = _cumgain_values(qrels, run, ours_names)
     renamed = dict(zip(theirs_names, ours_names))
     assert {(renamed[name], topic): value for (name, topic), value in theirs.items()} == ours
+
+
+def test_sdcg_with_exponential_gains_is_cwl_eval_on_exponentially_mapped_qrels(
+        irm, monkeypatch):
+    """SDCG(gains='exponential',min_rel=1,max_rel=2): g = (clip(2^l - 1, 1, 3) - 1) / 2."""
+    qrels, run = _generated(7)
+    exponential = {topic: {doc: 2 ** level - 1 for doc, level in docs.items()}
+                   for topic, docs in qrels.items()}
+    from cwl.ruler.measures.cwl_metrics import CWLMetric
+    with monkeypatch.context() as patch:
+        patch.setattr(CWLMetric, "_do_score", _do_score_with_exact_dot)
+        theirs = _ir_measures_values(irm, exponential, run, ["SDCG(min_rel=1,max_rel=3)@15"])
+    ours = _cumgain_values(qrels, run, ["SDCG(min_rel=1,max_rel=2,gains='exponential')@15"])
+    assert {topic: value for (_, topic), value in theirs.items()} == \
+        {topic: value for (_, topic), value in ours.items()}
+    assert len(ours) > 3
 
 
 def test_identity_gains_change_nothing():
@@ -772,7 +790,8 @@ def test_graded_rbp_with_gains_is_rbp_of_the_mapped_qrels():
 
 @pytest.mark.parametrize("name, words", [
     ("RBP(rel=1,gains='exponential')", "RBP(rel=r) is binary"),
-    ("SDCG(max_rel=3,gains='exponential')@10", "SDCG does not take 'gains'"),
+    ("SDCG(max_rel=3,dcg='exp-log2')@10", "SDCG takes only dcg='log2'"),
+    ("nDCG(dcg='exp-log2',gains='identity')@10", "not both"),
     ("INST(max_rel=3,gains={0:5,1:1,2:2,3:3})", "gain of min_rel (5) must be less than"),
 ])
 def test_gains_that_cannot_apply_are_refused(name, words):

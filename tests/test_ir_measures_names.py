@@ -22,7 +22,11 @@ SAMPLE = {"cutoff": 10, "rel": 2, "judged_only": True, "T": 2, "min_rel": 1, "ma
 
 #: parameter values ir_measures accepts and cumgain refuses, and why
 REFUSED = {("SDCG", "dcg"): "cwl_eval's SDCG has only the log2 discount (ir_measures passes "
-                            "dcg to no provider that computes SDCG)"}
+                            "dcg to no provider that computes SDCG)",
+           # SAMPLE sets gains= too; nDCG(dcg='exp-log2') alone is a documentation example
+           ("nDCG", "dcg"): "dcg='exp-log2' means gains='exponential': with gains= as well "
+                            "it is refused (no ir_measures provider computes the two together)",
+           ("NDCG", "dcg"): "as nDCG"}
 
 REGISTRY = sorted(ir_measures.measures.registry.items())
 

@@ -82,7 +82,7 @@ def _read_residual(value, spelling: str) -> dict:
 PARAMS.setdefault("residual", _read_residual)
 
 
-def _check(family: str, params: dict, relevance_level, gains) -> None:
+def _check(family: str, params: dict, relevance_level, gains, dcg=None) -> None:
     """The parameters that depend on each other (readers check each alone)."""
     if family in _RANGED:
         if "max_rel" not in params:
@@ -91,8 +91,9 @@ def _check(family: str, params: dict, relevance_level, gains) -> None:
         low, high = params.get("min_rel", DEFAULT_MIN_REL), params["max_rel"]
         if not low < high:
             raise InputError(f"{family}: min_rel ({low}) must be less than max_rel ({high})")
-    if family == "SDCG" and gains is not None:
-        raise InputError("SDCG takes only dcg='log2'")
+    if family == "SDCG" and dcg is not None:
+        raise InputError("SDCG takes only dcg='log2' (cwl_eval's); map the levels with "
+                         "gains= instead, like SDCG(gains='exponential',max_rel=3)@10")
     if family == "RBP" and gains is not None and relevance_level is not None:
         raise InputError("RBP(rel=r) is binary (gain 1 from level r): it takes no gains=; "
                          "RBP(gains=...) without rel is the graded RBP")
@@ -106,7 +107,7 @@ def _checked(family: str):
     ir_measures form means: it means this one)."""
     def redirect(options: dict, cutoff) -> str:
         _check(family, dict(options.get("params", ())), options.get("relevance_level"),
-               options.get("gains"))
+               options.get("gains"), options.get("_dcg"))
         return family
     return redirect
 
@@ -225,7 +226,8 @@ register(
            source=f"{_CWL}cwl_bpm.py (static); Zhang et al., SIGIR 2017{_FRAMEWORK}"),
     Family("SDCG", "sum_{i<=k} (g_i / log2(i + 1)) / sum_{i<=k} 1 / log2(i + 1): DCG@k over "
            "the DCG of k documents of gain 1" + _RANGE, _cwl, ir_names=("SDCG",),
-           ir_params=("dcg", "min_rel", "max_rel"), at="cutoff_required", redirect=_checked("SDCG"),
+           ir_params=("dcg", "gains", "min_rel", "max_rel"), at="cutoff_required",
+           redirect=_checked("SDCG"),
            source=f"{_CWL}cwl_dcg.py (NDCG-k); Jarvelin & Kekalainen, TOIS 2002{_FRAMEWORK}"),
     Family("NERR8", _W + "c_i = 1 - g_i for i < k, 0 from rank k" + _RANGE, _cwl,
            ir_names=("NERR8",), ir_params=_RANGE_PARAMS, at="cutoff_required",

@@ -309,7 +309,7 @@ def _read_gains(value: Any, spelling: str) -> dict:
 
 def _read_dcg(value: Any, spelling: str) -> dict:
     if value == "exp-log2":
-        return {"gains": "exponential", "gain_fallback": "error"}
+        return {"gains": "exponential", "gain_fallback": "error", "_dcg": value}
     if value != "log2":
         raise InputError(f"measure {spelling!r}: dcg must be 'log2' or 'exp-log2'")
     return {}
@@ -419,6 +419,9 @@ def _parse_ir(spelling: str) -> Optional[Measure]:
             raise InputError(f"measure {spelling!r}: {key} given twice")
         options.setdefault("_given", []).append(key)
         read = PARAMS[key](_literal(raw), spelling)
+        if "gains" in read and "gains" in options:
+            raise InputError(f"measure {spelling!r}: give gains= or dcg='exp-log2' (which "
+                             f"means gains='exponential'), not both")
         options["params"] = options.get("params", ()) + read.pop("params", ())
         options.update(read)
     options.pop("_given", None)
@@ -445,6 +448,7 @@ def _parse_ir(spelling: str) -> Optional[Measure]:
         raise InputError(f"measure {spelling!r}: {name} needs a cut-off, like {name}@10")
     target = family.redirect(options, cutoff) if family.redirect else family.name
     options.pop("relative", None)
+    options.pop("_dcg", None)
     options["params"] = tuple(sorted(options.get("params", ())))
     return Measure(spelling, target, cutoff=cutoff, **options)
 
