@@ -818,6 +818,250 @@ cdef bint _exact_number(object value, double* out) noexcept:
     return False
 
 
+# ---------------------------------------------------------------- Arrow string columns
+
+cdef struct Column:         # an Arrow string column: row i's text is data[offsets[e]:
+    const char* data        # offsets[e + 1]], e = indices[i] if dictionary-encoded, else i
+    const int32_t* offsets32    # (one of the two offset widths, the other NULL)
+    const int64_t* offsets64
+    const uint8_t* views        # or a string_view column: 16 bytes per entry, the length
+    const char** view_buffers   # (int32), then the text if <= 12 bytes, else a prefix,
+    const int64_t* view_sizes   # the buffer's index and the offset in it (int32 each)
+    const int32_t* indices
+    Py_ssize_t n_rows
+
+
+cdef inline int32_t _int32_at(const uint8_t* p) noexcept nogil:
+    cdef int32_t value
+    memcpy(&value, p, 4)
+    return value
+
+
+cdef inline const char* _cell(const Column* c, Py_ssize_t row, Py_ssize_t* n) noexcept nogil:
+    """Row ``row``'s text (its length in ``n``): a pointer into the column's data."""
+    cdef Py_ssize_t entry = c.indices[row] if c.indices != NULL else row
+    cdef int64_t start, stop
+    cdef const uint8_t* view
+    if c.views != NULL:
+        view = c.views + 16 * entry
+        n[0] = _int32_at(view)
+        if n[0] <= 12:
+            return <const char*>view + 4
+        return c.view_buffers[_int32_at(view + 8)] + _int32_at(view + 12)
+    if c.offsets32 != NULL:
+        start, stop = c.offsets32[entry], c.offsets32[entry + 1]
+    else:
+        start, stop = c.offsets64[entry], c.offsets64[entry + 1]
+    n[0] = <Py_ssize_t>(stop - start)
+    return c.data + start
+
+
+cdef char _NO_BYTES = 0     # the data of a column without text
+
+
+cdef class TextColumn:
+    """The buffers of an Arrow string column (utf8 or large_utf8, or a dictionary of
+    them with int32 indices), read in place: ``offsets`` (int32 or int64, the array's
+    slice of them: n + 1 for n entries), ``data`` (the bytes they point into) and, if
+    dictionary-encoded, ``indices`` (int32, a row's entry). ``valid`` says whether the
+    buffers hold together: offsets in order and inside the data, indices inside the
+    dictionary, every entry UTF-8 without NUL or line separators (ids the file reader
+    would read as written). A column that is not valid is not ranked (the reference
+    reader takes the input)."""
+
+    cdef Column column
+    cdef object buffers         # what the pointers point into, kept alive
+    cdef readonly bint valid
+
+    def __cinit__(self, offsets, const unsigned char[::1] data, indices=None, views=None,
+                  addresses=None, sizes=None, owner=None):
+        """``TextColumn(offsets, data, indices=None)``, or for a string_view column
+        ``TextColumn(None, None, indices, views, addresses, sizes, owner)``: the views'
+        bytes (16 per entry) and the address (uintp) and size (int64) of each data
+        buffer, which ``owner`` keeps alive."""
+        cdef const int32_t[::1] offsets32
+        cdef const int64_t[::1] offsets64
+        cdef const int32_t[::1] entries
+        cdef Py_ssize_t n_entries, i
+        cdef int64_t size
+        self.buffers = (offsets, data, indices, views, addresses, sizes, owner)
+        if views is not None:
+            self._views(views, addresses, sizes, indices)
+            return
+        if offsets is None or data is None:
+            raise ValueError("offsets and data, or views")
+        n_entries, size = len(offsets) - 1, data.shape[0]
+        self.column.data = <const char*>&data[0] if size else &_NO_BYTES
+        if n_entries < 0:
+            return
+        if offsets.dtype == np.int32:
+            offsets32 = offsets
+            self.column.offsets32 = &offsets32[0]
+        elif offsets.dtype == np.int64:
+            offsets64 = offsets
+            self.column.offsets64 = &offsets64[0]
+        else:
+            raise ValueError("offsets must be int32 or int64")
+        self.column.n_rows = n_entries
+        if indices is not None:
+            entries = indices
+            self.column.n_rows = entries.shape[0]
+            self.column.indices = &entries[0] if entries.shape[0] else NULL
+        with nogil:
+            self.valid = _column_valid(&self.column, n_entries, size)
+
+    cdef _views(self, const unsigned char[::1] views, const size_t[::1] addresses,
+                const int64_t[::1] sizes, indices):
+        cdef const int32_t[::1] entries
+        cdef Py_ssize_t n_entries = views.shape[0] // 16
+        if views.shape[0] % 16 or addresses.shape[0] != sizes.shape[0]:
+            raise ValueError("views are 16 bytes each, a size per buffer")
+        self.column.views = &views[0] if n_entries else <const uint8_t*>&_NO_BYTES
+        self.column.view_buffers = <const char**>&addresses[0] if addresses.shape[0] else NULL
+        self.column.view_sizes = &sizes[0] if sizes.shape[0] else NULL
+        self.column.n_rows = n_entries
+        if indices is not None:
+            entries = indices
+            self.column.n_rows = entries.shape[0]
+            self.column.indices = &entries[0] if entries.shape[0] else NULL
+        with nogil:
+            self.valid = _views_valid(&self.column, n_entries, addresses.shape[0])
+
+    @property
+    def n_rows(self):
+        return self.column.n_rows
+
+
+cdef bint _views_valid(Column* c, Py_ssize_t n_entries, Py_ssize_t n_buffers) noexcept nogil:
+    """As _column_valid, for a string_view column."""
+    cdef Py_ssize_t i
+    cdef int32_t length, buffer, offset
+    cdef const uint8_t* view
+    cdef const char* text
+    if c.indices != NULL:
+        for i in range(c.n_rows):
+            if c.indices[i] < 0 or c.indices[i] >= n_entries:
+                return False
+    elif c.n_rows > 0 and n_entries == 0:
+        return False
+    for i in range(n_entries):
+        view = c.views + 16 * i
+        length = _int32_at(view)
+        if length < 0:
+            return False
+        if length > 12:
+            buffer, offset = _int32_at(view + 8), _int32_at(view + 12)
+            if buffer < 0 or buffer >= n_buffers or offset < 0 \
+                    or <int64_t>offset + length > c.view_sizes[buffer]:
+                return False
+        text = <const char*>view + 4 if length <= 12 \
+            else c.view_buffers[_int32_at(view + 8)] + _int32_at(view + 12)
+        if not cg_ascii_no_nul(text, length) and not _valid_utf8(<const uint8_t*>text, length):
+            return False
+    return True
+
+
+cdef bint _column_valid(Column* c, Py_ssize_t n_entries, int64_t size) noexcept nogil:
+    """See TextColumn.valid."""
+    cdef Py_ssize_t i, n
+    cdef int64_t start, stop, first
+    cdef const char* text
+    for i in range(n_entries + 1):
+        stop = c.offsets32[i] if c.offsets32 != NULL else c.offsets64[i]
+        if stop < 0 or stop > size or (i > 0 and stop < start):
+            return False
+        if i == 0:
+            first = stop
+        start = stop
+    if c.indices != NULL:
+        for i in range(c.n_rows):
+            if c.indices[i] < 0 or c.indices[i] >= n_entries:
+                return False
+    elif c.n_rows > 0 and n_entries == 0:
+        return False
+    if cg_ascii_no_nul(c.data + first, <Py_ssize_t>(stop - first)):
+        return True
+    for i in range(n_entries):
+        if c.offsets32 != NULL:
+            text, n = c.data + c.offsets32[i], c.offsets32[i + 1] - c.offsets32[i]
+        else:
+            text, n = c.data + c.offsets64[i], c.offsets64[i + 1] - c.offsets64[i]
+        if not _valid_utf8(<const uint8_t*>text, n):
+            return False
+    return True
+
+
+def group_rows(TextColumn topics not None):
+    """The rows of each topic of a run column, topics in order of first appearance:
+    ``(starts, order)``, topic g's rows being ``order[starts[g]:starts[g + 1]]`` in row
+    order, ``order`` None when every topic's rows are contiguous already (the rows
+    ``starts[g]:starts[g + 1]``). None past what the layout holds; MemoryError when
+    out of memory."""
+    cdef Column* c = &topics.column
+    cdef Py_ssize_t n = c.n_rows, i, n_topics
+    cdef Strings seen
+    cdef Int64s counts
+    cdef int64_t topic, previous = -1, failure = 0
+    cdef bint grouped = True
+    cdef const char* text
+    cdef Py_ssize_t length
+    cdef uint32_t[::1] row_topics = np.empty(n, np.uint32)
+    cdef int64_t[::1] starts_view
+    cdef int64_t[::1] order_view
+    cdef int64_t[::1] slots
+    if not topics.valid:
+        raise ValueError("the column is not valid")
+    memset(&seen, 0, sizeof(Strings))
+    memset(&counts, 0, sizeof(Int64s))
+    cg_take_failed_bytes()
+    with nogil:
+        if _strings_init(&seen) != 0:
+            failure = -2
+        for i in range(n):
+            if failure != 0:
+                break
+            text = _cell(c, i, &length)
+            if previous >= 0 and _strings_equal(&seen, previous, text, length):
+                topic = previous
+            else:
+                topic = _strings_add(&seen, text, length)
+                if topic < 0:
+                    failure = topic
+                    break
+                if topic < counts.size:
+                    grouped = False         # back to a topic met before
+                elif _push_int64(&counts, 0) != 0:
+                    failure = -2
+                    break
+                previous = topic
+            counts.data[topic] += 1
+            row_topics[i] = <uint32_t>topic
+        n_topics = counts.size
+    failed = cg_take_failed_bytes()
+    _strings_free(&seen)
+    if failure != 0:
+        free(counts.data)
+        if failure == -3:
+            return None
+        raise MemoryError(f"grouping a run's rows by topic: an allocation of {failed} "
+                          "bytes failed")
+    starts = np.zeros(n_topics + 1, np.int64)
+    starts_view = starts
+    for i in range(n_topics):
+        starts_view[i + 1] = starts_view[i] + counts.data[i]
+    free(counts.data)
+    if grouped:
+        return starts, None
+    order = np.empty(n, np.int64)
+    order_view = order
+    slots = starts[:-1].copy()
+    with nogil:
+        for i in range(n):
+            order_view[slots[row_topics[i]]] = i
+            slots[row_topics[i]] += 1
+    return starts, order
+
+
 # ---------------------------------------------------------------- qrels
 
 cdef Py_ssize_t MAX_SEGMENT_BYTES = 0xFFFFFFFF   # docno bytes a segment holds (its docno
@@ -1056,6 +1300,36 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
         if failure == OK and (_note_topic(q, topic) != 0
                               or (_push_small_level(&q.relevance, digit) if one_digit
                                   else _push_level(&q.relevance, value)) != 0):
+            failure = NO_MEMORY
+        if failure != OK:
+            q.status, q.status_line = failure, q.lines_seen
+            return -1
+    return 0
+
+
+cdef int _qrels_add_columns(QrelsState* q, const Column* topics, const Column* docnos,
+                            const double* levels, Py_ssize_t n) noexcept nogil:
+    """QrelsTable.add_columns' work: as _qrels_feed, a row for a line."""
+    cdef Py_ssize_t row, length, docno_length
+    cdef int64_t topic, previous_topic = -1
+    cdef const char* text
+    cdef const char* docno
+    cdef int failure
+    for row in range(n):
+        q.lines_seen += 1
+        if isnan(levels[row]) or isinf(levels[row]):
+            q.status, q.status_line = BAD_LINE, q.lines_seen
+            return -1
+        text = _cell(topics, row, &length)
+        if previous_topic >= 0 and _strings_equal(&q.topics, previous_topic, text, length):
+            topic = previous_topic
+        else:
+            topic = _strings_add(&q.topics, text, length)
+            previous_topic = topic
+        docno = _cell(docnos, row, &docno_length)
+        failure = _stop_code(topic) if topic < 0 else _push_docno(q, docno, docno_length)
+        if failure == OK and (_note_topic(q, topic) != 0
+                              or _push_level(&q.relevance, levels[row]) != 0):
             failure = NO_MEMORY
         if failure != OK:
             q.status, q.status_line = failure, q.lines_seen
@@ -1489,6 +1763,23 @@ cdef class QrelsTable:
         other.finished = True
         o.status = APPENDED
         return _settled(&q.status, &q.failed_bytes)
+
+    def add_columns(self, TextColumn topics not None, TextColumn docnos not None,
+                    const double[::1] levels not None):
+        """Add the rows of Arrow columns (see TextColumn): each row's topic, docno and
+        level. A NaN or infinite level stops with BAD_LINE (``status_line``: the row
+        + 1); columns that are not valid are refused (ValueError)."""
+        if self.finished or self.state.status != OK:
+            raise ValueError("this table is finished or has stopped")
+        if not (topics.valid and docnos.valid) or topics.column.n_rows != levels.shape[0] \
+                or docnos.column.n_rows != levels.shape[0]:
+            raise ValueError("the columns must be valid and of one length")
+        cdef Py_ssize_t n = levels.shape[0]
+        with nogil:
+            cg_take_failed_bytes()
+            if n:
+                _qrels_add_columns(&self.state, &topics.column, &docnos.column, &levels[0], n)
+        return _settled(&self.state.status, &self.state.failed_bytes)
 
     def finish(self, int threads=1, bint check=True):
         """Group the judgments by topic and check for duplicates, the topics split
@@ -2072,6 +2363,50 @@ cdef int _rank_current(RunState* r) noexcept nogil:
     return 0
 
 
+cdef int _rank_columns(RunState* r, const Column* topics, const Column* docnos,
+                       const double* scores, const int64_t* starts, const int64_t* order,
+                       Py_ssize_t first, Py_ssize_t stop) noexcept nogil:
+    """RunRanker.add_columns' work: each topic's entries point into the docno column
+    (no copy), then are checked for duplicates, joined and ranked as a file's are."""
+    cdef Py_ssize_t g, i, n, row, length
+    cdef int64_t topic
+    cdef const char* text
+    cdef double score
+    for g in range(first, stop):
+        n = starts[g + 1] - starts[g]
+        row = order[starts[g]] if order != NULL else starts[g]
+        text = _cell(topics, row, &length)
+        topic = _strings_add_new(&r.topics, text, length)
+        if topic < 0:
+            r.status = NOT_GROUPED if topic == -1 else _stop_code(topic)
+            return -1
+        if _use_topic(r, _strings_find_after(&r.qrels.topics, r.judgments_topic, text,
+                                             length)) != 0 \
+                or _reserve_entries(r, n) != 0 \
+                or _reserve(<void**>&r.lines.data, &r.lines.capacity, n, 8) != 0:
+            r.status = NO_MEMORY
+            return -1
+        for i in range(n):
+            row = order[starts[g] + i] if order != NULL else starts[g] + i
+            score = scores[row]
+            r.lines_seen += 1
+            if isnan(score):
+                r.status, r.status_line = BAD_LINE, row + 1
+                return -1
+            if r.float32:
+                score = <double>(<float>score)
+            text = _cell(docnos, row, &length)
+            _set_entry(r, i, text, length, score)
+            r.lines.data[i] = row + 1
+        r.lines.size = n
+        r.n_lines_read += n
+        if _index_entries(r, n, True) != 0 or _join_judgments(r, n) != 0 \
+                or _rank_entries(r, n) != 0:
+            return -1
+        r.lines.size = 0
+    return 0
+
+
 cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogil:
     cdef Py_ssize_t position = 0, length = 0, n_fields, last_tag_start = -1, last_tag_end = -1
     cdef bint ascii = cg_ascii_no_nul(text, size)     # then no line needs the UTF-8 check
@@ -2323,6 +2658,58 @@ cdef class RunRanker:
                 ranked = _rank_batch(r)
             if ranked != 0:
                 return r.status
+
+    def add_columns(self, TextColumn topics not None, TextColumn docnos not None,
+                    const double[::1] scores not None, const int64_t[::1] starts not None,
+                    order=None, Py_ssize_t first=0, Py_ssize_t stop=-1):
+        """Rank the topics ``first`` to ``stop`` (-1: the last) of Arrow columns (see
+        TextColumn) grouped by group_rows (``starts``, ``order``), so that rankers in
+        several threads can share the columns: each topic's rows in row order (the
+        order ties="input_order" keeps), their docnos read in place. A NaN score stops
+        with BAD_LINE, a docno twice in a topic with DUPLICATE (``status_line``: the
+        row + 1); columns that are not valid are refused (ValueError)."""
+        cdef const int64_t[::1] rows
+        cdef const int64_t* rows_data = NULL
+        cdef Py_ssize_t n_topics = starts.shape[0] - 1, g, total = 0
+        cdef RunState* r = &self.state
+        if self.finished or r.status != OK:
+            raise ValueError("this ranker is finished or has stopped")
+        if not (topics.valid and docnos.valid) or topics.column.n_rows != scores.shape[0] \
+                or docnos.column.n_rows != scores.shape[0] or n_topics < 0 \
+                or starts[0] != 0 or starts[n_topics] != scores.shape[0]:
+            raise ValueError("the columns must be valid, grouped, and of one length")
+        if order is not None:
+            rows = order
+            if rows.shape[0] != scores.shape[0]:
+                raise ValueError("the order must name every row")
+            rows_data = &rows[0] if rows.shape[0] else NULL
+        if stop < 0 or stop > n_topics:
+            stop = n_topics
+        if first < 0 or first > stop:
+            raise ValueError("first must be in [0, stop]")
+        cg_take_failed_bytes()
+        with nogil:
+            if _rank_current(r) == 0:       # a topic left over from feed()
+                r.current = -1
+                for g in range(first, stop):
+                    total += _kept(r.depth, starts[g + 1] - starts[g])
+                if r.rows_borrowed or _reserve_outputs(r, total) == 0:
+                    _rank_columns(r, &topics.column, &docnos.column,
+                                  &scores[0] if scores.shape[0] else NULL, &starts[0],
+                                  rows_data, first, stop)
+        return _settled(&r.status, &r.failed_bytes)
+
+    def column_rows(self, const int64_t[::1] starts not None, list bounds):
+        """The ranked rows (cut at the depth) of each range of topics of grouped
+        columns (see add_columns), ``bounds[i]`` to ``bounds[i + 1]``."""
+        cdef Py_ssize_t part, g, n
+        rows = []
+        for part in range(len(bounds) - 1):
+            n = 0
+            for g in range(bounds[part], bounds[part + 1]):
+                n += _kept(self.state.depth, starts[g + 1] - starts[g])
+            rows.append(n)
+        return rows
 
     def dict_rows(self, run, list bounds):
         """The ranked rows (cut at the depth) of each range of a run dict's topics,

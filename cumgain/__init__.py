@@ -18,6 +18,7 @@ Submodules imported on demand: :mod:`cumgain.stats` and :mod:`cumgain.report`
 :mod:`cumgain.plot` (averaged gain-by-rank curves, their readings, plots).
 """
 from cumgain.batch import Ragged
+from cumgain.columns import renamed
 from cumgain.evaluator import Evaluation, Ranking, TopicsWarning, evaluate, rank
 from cumgain.exceptions import (
     CumgainError,
@@ -83,4 +84,5 @@ __all__ = [
     "OutOfMemoryError",
     "prepare_qrels",
     "rank",
+    "renamed",
 ]

@@ -1,6 +1,7 @@
 """Optional dependencies, imported only when first used, and the one error they raise.
 
-The extras of pyproject.toml: ``plot`` (matplotlib), ``pandas`` (pandas), ``dask``
+The extras of pyproject.toml: ``plot`` (matplotlib), ``pandas`` (pandas), ``arrow``
+(pyarrow), ``dask``
 (dask[dataframe], distributed, pyarrow, pandas).
 """
 from __future__ import annotations

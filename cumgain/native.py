@@ -35,7 +35,7 @@ from typing import Any, Optional
 import numpy as np
 
 from cgcore import _trec
-from cumgain import trec_io
+from cumgain import columns, trec_io
 from cumgain.exceptions import OutOfMemoryError
 from cumgain.limits import MAX_THREADS, whole_number
 
@@ -555,6 +555,8 @@ def native_qrels(qrels: Any, indexed: bool = False, threads: Optional[int] = 1,
     MAX_AUTO_THREADS). ``check=False``: a file's table is finished without its
     duplicate check, for one ranking that checks each topic as it joins it (see
     QrelsTable.finish; a dict has no duplicates to check)."""
+    if columns.is_columnar(qrels):
+        return _columns_qrels(qrels, indexed)
     if not (_is_file(qrels) or type(qrels) is dict):
         return None
     if type(qrels) is dict:
@@ -573,6 +575,63 @@ def native_qrels(qrels: Any, indexed: bool = False, threads: Optional[int] = 1,
     offsets, levels = table.grouped()
     offsets.flags.writeable = levels.flags.writeable = False
     return NativeQrels(table, offsets, levels)
+
+
+def _columns_qrels(qrels: Any, indexed: bool) -> Optional[NativeQrels]:
+    """A table's judgments (see cumgain.columns) in C, or None."""
+    table_columns = columns.arrow_columns(qrels, "relevance")
+    if table_columns is None or len(table_columns) == 0:
+        return None
+    where = (table_columns.source, "qrels")
+    with _reading(*where):
+        table = _trec.QrelsTable(indexed)
+        if not (_fine(table, table.add_columns(table_columns.query_ids, table_columns.doc_ids,
+                                               table_columns.values), where)
+                and _fine(table, table.finish(), where)):
+            return None
+        offsets, levels = table.grouped()
+    offsets.flags.writeable = levels.flags.writeable = False
+    return NativeQrels(table, offsets, levels)
+
+
+COLUMN_TOPICS_PER_THREAD = 256  # a table's topics are cut in ranges of at least this many
+
+
+def _rank_columns(make_ranker, run: Any, threads: int):
+    """A finished ranker of a table's run (see cumgain.columns), its topics grouped
+    in C and cut in ranges of at least COLUMN_TOPICS_PER_THREAD, each ranked by a
+    ranker of its own into its place in one output (as _rank_dict); None if the
+    native path does not take the table or a ranker stopped."""
+    table_columns = columns.arrow_columns(run, "score")
+    if table_columns is None or len(table_columns) == 0:
+        return None
+    where = (table_columns.source, "run")
+    with _reading(*where):
+        grouped = _trec.group_rows(table_columns.query_ids)
+        if grouped is None:
+            return None
+        starts, order = grouped
+        n_topics = len(starts) - 1
+        parts = max(1, min(parts_for(threads), n_topics // COLUMN_TOPICS_PER_THREAD))
+        bounds = [n_topics * part // parts for part in range(parts + 1)]
+        rankers = [make_ranker() for _ in range(parts)]
+        if parts > 1:           # the ranges' rows go straight into one output
+            rows = rankers[0].column_rows(starts, bounds)
+            total = sum(rows)
+            levels = np.empty(total, rankers[0].levels_dtype)
+            judged = np.empty(total, np.uint8)
+            scores = np.empty(total, np.float64) if rankers[0].keeps_scores else None
+            for ranker, at, n in zip(rankers, np.cumsum([0] + rows[:-1]).tolist(), rows):
+                ranker.write_rows_into(levels, judged, scores, at, n)
+
+        def read(part: int) -> bool:
+            ranker = rankers[part]
+            return _fine(ranker, ranker.add_columns(
+                table_columns.query_ids, table_columns.doc_ids, table_columns.values,
+                starts, order, bounds[part], bounds[part + 1]), where) \
+                and _fine(ranker, ranker.finish(), where)
+
+        return _parts_in_turn(rankers, threads, read, where)
 
 
 class PreparedQrels(dict):
@@ -674,7 +733,8 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
     Qrels not prepared are read without their duplicate check, which the ranking
     does (see QrelsTable.finish), and their table is freed by a helper thread when
     the caller calls the result's ``release``."""
-    if duplicates != "error" or not (_is_file(run) or type(run) is dict):
+    table = columns.is_columnar(run)
+    if duplicates != "error" or not (_is_file(run) or type(run) is dict or table):
         return None
     threads = auto_threads(threads)
     prepared = isinstance(qrels, (PreparedQrels, PreparedQrelsFile))
@@ -695,11 +755,16 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
             ranker = _rank_dict(make_ranker, run, threads)
         if ranker is None:
             return None
+    elif table:
+        ranker = _rank_columns(make_ranker, run, threads)
+        if ranker is None:
+            return None
     else:
         ranker = _read_file(make_ranker, run, threads, run=True, max_line=max_line)
         if ranker is None or ranker.n_lines == 0:
             return None
-    where = ("<dict>" if type(run) is dict else os.fsdecode(os.fspath(run)), "run")
+    where = ("<dict>" if type(run) is dict else columns.source_name(run) if table
+             else os.fsdecode(os.fspath(run)), "run")
     with _reading(*where):
         if not _fine(ranker, ranker.check_unused_judgments(), where):
             return None         # a duplicate judgment: the reference reader names it

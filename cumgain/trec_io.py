@@ -170,6 +170,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Sequence
 
 import numpy as np
 
+from cumgain import columns
 from cumgain._optional import require
 from cumgain.exceptions import FormatError, InputError, naming
 
@@ -1171,8 +1172,10 @@ def qrels_from_dataframe(df: Any, *, duplicates: str = "error") -> Qrels:
     Other columns are ignored. ``duplicates`` is as in :func:`read_qrels`.
     """
     _check_policy(duplicates)
-    topics, offsets, docnos, values = _from_frame(df, "relevance", True, duplicates)
-    return Qrels(topics, offsets, docnos, values, "<DataFrame>", None)
+    source = columns.source_name(df)
+    topics, offsets, docnos, values = _from_frame(columns.as_pandas(df, "relevance"),
+                                                  "relevance", True, duplicates, source)
+    return Qrels(topics, offsets, docnos, values, source, None)
 
 
 def run_from_dataframe(df: Any, *, duplicates: str = "error") -> Run:
@@ -1181,14 +1184,15 @@ def run_from_dataframe(df: Any, *, duplicates: str = "error") -> Run:
     Other columns are ignored. ``duplicates`` is as in :func:`read_run`.
     """
     _check_policy(duplicates)
-    topics, offsets, docnos, values = _from_frame(df, "score", False, duplicates)
-    return Run(topics, offsets, docnos, values, "", "<DataFrame>", None)
+    source = columns.source_name(df)
+    topics, offsets, docnos, values = _from_frame(columns.as_pandas(df, "score"), "score",
+                                                  False, duplicates, source)
+    return Run(topics, offsets, docnos, values, "", source, None)
 
 
-def _from_frame(df: Any, value_column: str, finite: bool, duplicates: str):
+def _from_frame(df: Any, value_column: str, finite: bool, duplicates: str, source: str):
     pd = require("pandas", extra="pandas", for_what="reading a DataFrame")
 
-    source = "<DataFrame>"
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"expected a pandas DataFrame, got {type(df).__name__}")
     needed = ("query_id", "doc_id", value_column)
@@ -1257,7 +1261,7 @@ def load_qrels(obj: Any, *, duplicates: str = "error") -> Qrels:
         raise InputError("expected qrels, got a Run")
     if isinstance(obj, (str, os.PathLike)):
         return read_qrels(obj, duplicates=duplicates)
-    if _is_dataframe(obj):
+    if columns.is_columnar(obj):
         return qrels_from_dataframe(obj, duplicates=duplicates)
     if isinstance(obj, Mapping):
         return qrels_from_dict(obj)
@@ -1278,7 +1282,7 @@ def load_run(obj: Any, *, duplicates: str = "error") -> Run:
         raise InputError("expected a run, got Qrels")
     if isinstance(obj, (str, os.PathLike)):
         return read_run(obj, duplicates=duplicates)
-    if _is_dataframe(obj):
+    if columns.is_columnar(obj):
         return run_from_dataframe(obj, duplicates=duplicates)
     if isinstance(obj, Mapping):
         return run_from_dict(obj)

@@ -751,7 +751,7 @@ def test_run_from_dataframe_with_nullable_and_object_columns():
 
 def test_dataframe_missing_columns_are_listed():
     with pytest.raises(InputError) as excinfo:
-        qrels_from_dataframe(pd.DataFrame({"query_id": [1], "docid": ["a"], "rel": [1]}))
+        qrels_from_dataframe(pd.DataFrame({"query_id": [1], "document": ["a"], "grade": [1]}))
     assert "['doc_id', 'relevance']" in str(excinfo.value)
     assert isinstance(excinfo.value, ValueError)
 
