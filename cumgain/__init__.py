@@ -19,6 +19,7 @@ Submodules imported on demand: :mod:`cumgain.stats` and :mod:`cumgain.report`
 """
 from cumgain.batch import Ragged
 from cumgain.columns import renamed
+from cumgain.dense import evaluate_dense
 from cumgain.evaluator import Evaluation, Ranking, TopicsWarning, evaluate, rank
 from cumgain.exceptions import (
     CumgainError,
@@ -57,6 +58,7 @@ __all__ = [
     "Ranking",
     "TopicsWarning",
     "evaluate",
+    "evaluate_dense",
     "FormatError",
     "GainMapping",
     "InputError",
