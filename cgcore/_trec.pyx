@@ -67,6 +67,11 @@ cdef extern from *:
     void cg_prefetch(const void* address) noexcept nogil
 
 cdef extern from "Python.h":
+    # a pure-ASCII str's characters and length: plain reads of an immutable object
+    Py_ssize_t cg_str_length "PyUnicode_GET_LENGTH"(PyObject* o) noexcept nogil
+    void* cg_str_data "PyUnicode_DATA"(PyObject* o) noexcept nogil
+
+cdef extern from "Python.h":
     # without an exception check: the callers test the result (see _utf8, _exact_number)
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size)
     bint PyUnicode_IS_COMPACT_ASCII(object o)
@@ -828,6 +833,9 @@ cdef struct Column:         # an Arrow string column: row i's text is data[offse
     const char** view_buffers   # (int32), then the text if <= 12 bytes, else a prefix,
     const int64_t* view_sizes   # the buffer's index and the offset in it (int32 each)
     const int32_t* indices
+    PyObject** strs             # or Python strs, every one pure ASCII (read in place)
+    const char** texts          # or the UTF-8 bytes of Python strs (see TextColumn.of_strs)
+    const Py_ssize_t* text_lengths
     Py_ssize_t n_rows
 
 
@@ -842,6 +850,12 @@ cdef inline const char* _cell(const Column* c, Py_ssize_t row, Py_ssize_t* n) no
     cdef Py_ssize_t entry = c.indices[row] if c.indices != NULL else row
     cdef int64_t start, stop
     cdef const uint8_t* view
+    if c.strs != NULL:
+        n[0] = cg_str_length(c.strs[row])
+        return <const char*>cg_str_data(c.strs[row])
+    if c.texts != NULL:
+        n[0] = c.text_lengths[row]
+        return c.texts[row]
     if c.views != NULL:
         view = c.views + 16 * entry
         n[0] = _int32_at(view)
@@ -872,6 +886,8 @@ cdef class TextColumn:
     cdef Column column
     cdef object buffers         # what the pointers point into, kept alive
     cdef readonly bint valid
+    cdef const char** texts     # of_strs: owned here
+    cdef Py_ssize_t* text_lengths
 
     def __cinit__(self, offsets, const unsigned char[::1] data, indices=None, views=None,
                   addresses=None, sizes=None, owner=None):
@@ -926,6 +942,52 @@ cdef class TextColumn:
             self.column.indices = &entries[0] if entries.shape[0] else NULL
         with nogil:
             self.valid = _views_valid(&self.column, n_entries, addresses.shape[0])
+
+    @staticmethod
+    def of_strs(strs not None):
+        """A column of Python strs (a pandas object column's values), read in place:
+        pure-ASCII strs (the usual ids) through the array's own pointers; if any is not,
+        each str's UTF-8 bytes (CPython's cached UTF-8) noted once, with the GIL held,
+        in arrays of this column's (16 bytes per row). Not valid if an item is not an
+        exact str or has no UTF-8 (a lone surrogate)."""
+        cdef TextColumn column = TextColumn(None, None, views=np.zeros(0, np.uint8),
+                                            addresses=np.zeros(0, np.uintp),
+                                            sizes=np.zeros(0, np.int64), owner=strs)
+        cdef Py_ssize_t n, i, length
+        cdef const char* text
+        cdef PyObject** items
+        if not isinstance(strs, np.ndarray) or strs.dtype != object or strs.ndim != 1 \
+                or not strs.flags.c_contiguous:
+            raise ValueError("of_strs takes a contiguous 1-d numpy array of objects")
+        n = strs.shape[0]
+        items = <PyObject**><size_t>strs.ctypes.data   # borrowed: the array holds them
+        for i in range(n):
+            if not (PyUnicode_CheckExact(<object>items[i])
+                    and PyUnicode_IS_COMPACT_ASCII(<object>items[i])):
+                break
+        else:
+            column.column.strs, column.column.views = items, NULL
+            column.column.n_rows, column.valid = n, True
+            return column
+        column.texts = <const char**>cg_malloc(max(n, 1) * sizeof(char*))
+        column.text_lengths = <Py_ssize_t*>cg_malloc(max(n, 1) * sizeof(Py_ssize_t))
+        if column.texts == NULL or column.text_lengths == NULL:
+            raise MemoryError()
+        column.column.texts, column.column.text_lengths = column.texts, column.text_lengths
+        column.column.views, column.column.n_rows = NULL, n
+        column.valid = True
+        for i in range(n):
+            text = _utf8(<object>items[i], &length) \
+                if PyUnicode_CheckExact(<object>items[i]) else NULL
+            if text == NULL:
+                column.valid = False
+                break
+            column.texts[i], column.text_lengths[i] = text, length
+        return column
+
+    def __dealloc__(self):
+        free(self.texts)
+        free(self.text_lengths)
 
     @property
     def n_rows(self):

@@ -172,6 +172,9 @@ def arrow_columns(obj: Any, value: str) -> Optional[ArrowColumns]:
     is_pandas = pandas is not None and isinstance(table, pandas.DataFrame)
     if is_pandas:
         chosen = pick_columns(list(table.columns), value, source, names)
+        in_place = _pandas_in_place(table, chosen, source)
+        if in_place is not None:
+            return in_place
         try:
             import pyarrow as pa
         except ImportError:
@@ -189,6 +192,25 @@ def arrow_columns(obj: Any, value: str) -> Optional[ArrowColumns]:
     if query_ids is None or doc_ids is None or values is None:
         return None
     return ArrowColumns(query_ids, doc_ids, values, source, table)
+
+
+def _pandas_in_place(frame: Any, chosen: list, source: str) -> Optional[ArrowColumns]:
+    """A pandas frame whose id columns hold Python strs (object dtype, pandas before 3)
+    and whose value column is numeric: read in place, without pyarrow (the strs' UTF-8
+    bytes, the values as float64); None otherwise."""
+    import pandas as pd
+    ids = [frame[column] for column in chosen[:2]]
+    values = frame[chosen[2]]
+    if any(series.dtype != object for series in ids) or pd.api.types.is_bool_dtype(
+            values.dtype) or not pd.api.types.is_numeric_dtype(values.dtype) \
+            or isinstance(values.dtype, pd.api.extensions.ExtensionDtype):
+        return None
+    query_ids, doc_ids = (_trec.TextColumn.of_strs(np.ascontiguousarray(
+        series.to_numpy(dtype=object))) for series in ids)
+    if not (query_ids.valid and doc_ids.valid):
+        return None
+    numbers = np.ascontiguousarray(values.to_numpy(dtype=np.float64))
+    return ArrowColumns(query_ids, doc_ids, numbers, source, frame)
 
 
 def _one_chunk(chunked: Any):

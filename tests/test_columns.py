@@ -7,6 +7,7 @@ same errors as for files (row and column instead of line)."""
 from __future__ import annotations
 
 import math
+import sys
 import random
 import warnings
 
@@ -335,3 +336,44 @@ def test_file_dict_and_columns_agree(tmp_path, rows, ties):
         assert _values(by_dict) == expected     # the file's lines are in run_rows' order
     for name in expected:
         assert all(isinstance(v, float) and not math.isinf(v) for v in expected[name])
+
+
+def test_pandas_object_columns_are_read_in_place_without_pyarrow(tmp_path, monkeypatch):
+    """pandas before 3 holds strings as Python objects: their UTF-8 bytes are read in
+    place (no pyarrow needed, no copy of the strings)."""
+    qrels_rows, run_rows = _generated(8, ungrouped=True)
+    qrels_path, run_path = _write(tmp_path, qrels_rows, run_rows)
+    qrels_frame, run_frame = (frame.astype({"query_id": object, "doc_id": object})
+                              for frame in _frames(qrels_rows, run_rows))
+    expected = _evaluate(qrels_frame, run_frame)
+    monkeypatch.setitem(sys.modules, "pyarrow", None)       # import pyarrow fails
+    assert native.read_ranked(qrels_frame, run_frame, ties="docno_desc",
+                              score_precision="float64", seed=0, depth=None) is not None
+    assert _values(_evaluate(qrels_frame, run_frame)) == _values(expected)
+    reference = _evaluate(load_qrels(qrels_frame), load_run(run_frame))
+    assert _values(reference) == _values(expected)
+
+
+def test_mixed_object_ids_take_the_reference_reader():
+    qrels = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["5", "b"], "relevance": [1, 1]})
+    run = pd.DataFrame({"query_id": ["1", "1"], "doc_id": pd.Series([5, "b"], dtype=object),
+                        "score": [2.0, 1.0]})
+    assert native.read_ranked(qrels, run, ties="docno_desc", score_precision="float64",
+                              seed=0, depth=None) is None
+    assert evaluate(qrels, run, ["num_rel_ret"]).means["num_rel_ret"] == 2   # str(5) = "5"
+
+
+def test_object_columns_with_non_ascii_ids(tmp_path):
+    qrels_rows = [("q1", "dé1", 2), ("q1", "d2", 1), ("𝔮2", "d1", 1)]
+    run_rows = [("q1", "d2", 3.0), ("q1", "dé1", 1.0), ("𝔮2", "d1", 2.0), ("𝔮2", "x", 2.0)]
+    qrels_path, run_path = _write(tmp_path, qrels_rows, run_rows)
+    qrels_frame, run_frame = (frame.astype({"query_id": object, "doc_id": object})
+                              for frame in _frames(qrels_rows, run_rows))
+    assert native.read_ranked(qrels_frame, run_frame, ties="docno_desc",
+                              score_precision="float64", seed=0, depth=None) is not None
+    assert _values(_evaluate(qrels_frame, run_frame)) == \
+        _values(_evaluate(qrels_path, run_path))
+    lone = run_frame.copy()
+    lone.loc[0, "doc_id"] = "d\udcff"
+    with pytest.raises(InputError, match="lone surrogate"):
+        _evaluate(qrels_frame, lone)
