@@ -164,7 +164,8 @@ def pack_rows(const score_t[:, ::1] scores, const label_t[:, ::1] labels,
               const int64_t[::1] qrels_offsets, double[::1] qrels_levels,
               uint64_t[:, ::1] words, Py_ssize_t first, Py_ssize_t stop):
     """Rows ``first`` to ``stop``: each valid candidate's label into the row's
-    judgments (at ``qrels_offsets``, column order) and its packed word into ``words``
+    judgments (at ``qrels_offsets``, column order; unless ``qrels_levels`` is None: the
+    labels are those already) and its packed word into ``words``
     (row ``q`` into ``words[q - first]``):
     its score's descending key with the low bits (as many as columns need) replaced by
     its column, so that sorting a row's words as integers ranks it by score (exactly
@@ -191,7 +192,8 @@ def pack_rows(const score_t[:, ::1] scores, const label_t[:, ::1] labels,
                 if isnan(scores[q, j]) or isnan(label) or isinf(label):
                     bad = q * n_columns + j
                     break
-                qrels_levels[qrels_offsets[q] + n] = label
+                if qrels_levels is not None:
+                    qrels_levels[qrels_offsets[q] + n] = label
                 words[q - first, j] = (_descending_key(<double>scores[q, j]) & ~low) \
                     | <uint64_t>j
                 n += 1

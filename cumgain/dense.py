@@ -35,7 +35,8 @@ from cumgain.ranked import RankedBatch
 DENSE_TIES = {"input_order": _dense_rank.RULE_INPUT_ORDER, "random": _dense_rank.RULE_RANDOM,
               "average": _dense_rank.RULE_INPUT_ORDER}
 ROWS_PER_THREAD = 4096      # a matrix is ranked in threads from twice this many rows
-CHUNK_WORDS = 1 << 18       # each thread sorts its rows in chunks of this many candidates
+CHUNK_WORDS = 1 << 15       # each thread sorts its rows in chunks of this many candidates
+                            # (256 KiB of packed words: in the cache, reused)
 _SCORE_TYPES = (np.float32, np.float64)
 _LABEL_TYPES = (np.int32, np.int64, np.float32, np.float64)
 
@@ -110,7 +111,8 @@ def rank_dense(labels: Any, scores: Any, *, lengths: Any = None, mask: Any = Non
     levels = np.empty(offsets[-1], np.float64)
     judged = np.empty(offsets[-1], np.uint8)
     ranked_scores = np.empty(offsets[-1], np.float64) if ties == "average" else None
-    qrels_levels = np.empty(qrels_offsets[-1], np.float64)
+    in_place = lengths is None and mask is None and labels.dtype == np.float64
+    qrels_levels = labels.reshape(-1) if in_place else np.empty(qrels_offsets[-1], np.float64)
 
     def rank(first: int, stop: int) -> int:
         """Rows [first, stop) in chunks through one scratch matrix of packed words
@@ -121,7 +123,8 @@ def rank_dense(labels: Any, scores: Any, *, lengths: Any = None, mask: Any = Non
         for start in range(first, stop, chunk):
             end = min(stop, start + chunk)
             bad = _dense_rank.pack_rows(scores, labels, lengths, mask, qrels_offsets,
-                                        qrels_levels, words, start, end)
+                                        None if in_place else qrels_levels, words, start,
+                                        end)
             if bad >= 0:
                 return bad
             words[:end - start].sort(axis=1)
