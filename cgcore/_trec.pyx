@@ -897,8 +897,7 @@ cdef class TextColumn:
         buffer, which ``owner`` keeps alive."""
         cdef const int32_t[::1] offsets32
         cdef const int64_t[::1] offsets64
-        cdef const int32_t[::1] entries
-        cdef Py_ssize_t n_entries, i
+        cdef Py_ssize_t n_entries
         cdef int64_t size
         self.buffers = (offsets, data, indices, views, addresses, sizes, owner)
         if views is not None:
@@ -918,28 +917,28 @@ cdef class TextColumn:
             self.column.offsets64 = &offsets64[0]
         else:
             raise ValueError("offsets must be int32 or int64")
+        self._index(indices, n_entries)
+        with nogil:
+            self.valid = _column_valid(&self.column, n_entries, size)
+
+    cdef _index(self, indices, Py_ssize_t n_entries):
+        """The rows: the entries, or (dictionary-encoded) ``indices`` into them."""
+        cdef const int32_t[::1] entries
         self.column.n_rows = n_entries
         if indices is not None:
             entries = indices
             self.column.n_rows = entries.shape[0]
             self.column.indices = &entries[0] if entries.shape[0] else NULL
-        with nogil:
-            self.valid = _column_valid(&self.column, n_entries, size)
 
     cdef _views(self, const unsigned char[::1] views, const size_t[::1] addresses,
                 const int64_t[::1] sizes, indices):
-        cdef const int32_t[::1] entries
         cdef Py_ssize_t n_entries = views.shape[0] // 16
         if views.shape[0] % 16 or addresses.shape[0] != sizes.shape[0]:
             raise ValueError("views are 16 bytes each, a size per buffer")
         self.column.views = &views[0] if n_entries else <const uint8_t*>&_NO_BYTES
         self.column.view_buffers = <const char**>&addresses[0] if addresses.shape[0] else NULL
         self.column.view_sizes = &sizes[0] if sizes.shape[0] else NULL
-        self.column.n_rows = n_entries
-        if indices is not None:
-            entries = indices
-            self.column.n_rows = entries.shape[0]
-            self.column.indices = &entries[0] if entries.shape[0] else NULL
+        self._index(indices, n_entries)
         with nogil:
             self.valid = _views_valid(&self.column, n_entries, addresses.shape[0])
 
@@ -1000,11 +999,7 @@ cdef bint _views_valid(Column* c, Py_ssize_t n_entries, Py_ssize_t n_buffers) no
     cdef int32_t length, buffer, offset
     cdef const uint8_t* view
     cdef const char* text
-    if c.indices != NULL:
-        for i in range(c.n_rows):
-            if c.indices[i] < 0 or c.indices[i] >= n_entries:
-                return False
-    elif c.n_rows > 0 and n_entries == 0:
+    if not _indices_valid(c, n_entries):
         return False
     for i in range(n_entries):
         view = c.views + 16 * i
@@ -1023,6 +1018,16 @@ cdef bint _views_valid(Column* c, Py_ssize_t n_entries, Py_ssize_t n_buffers) no
     return True
 
 
+cdef bint _indices_valid(Column* c, Py_ssize_t n_entries) noexcept nogil:
+    """Every row's entry is one of the ``n_entries``."""
+    cdef Py_ssize_t i
+    if c.indices != NULL:
+        for i in range(c.n_rows):
+            if c.indices[i] < 0 or c.indices[i] >= n_entries:
+                return False
+    return c.n_rows == 0 or n_entries > 0
+
+
 cdef bint _column_valid(Column* c, Py_ssize_t n_entries, int64_t size) noexcept nogil:
     """See TextColumn.valid."""
     cdef Py_ssize_t i, n
@@ -1035,11 +1040,7 @@ cdef bint _column_valid(Column* c, Py_ssize_t n_entries, int64_t size) noexcept 
         if i == 0:
             first = stop
         start = stop
-    if c.indices != NULL:
-        for i in range(c.n_rows):
-            if c.indices[i] < 0 or c.indices[i] >= n_entries:
-                return False
-    elif c.n_rows > 0 and n_entries == 0:
+    if not _indices_valid(c, n_entries):
         return False
     if cg_ascii_no_nul(c.data + first, <Py_ssize_t>(stop - first)):
         return True
