@@ -65,7 +65,7 @@ def source_name(obj: Any) -> str:
     return f"<{_module_of(obj)}.{type(obj).__name__}>"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Renamed:
     """A table whose columns have other names: ``renamed(df, query_id="topic",
     doc_id="passage", score="bm25")``."""

@@ -23,6 +23,7 @@ a :class:`PreparedQrelsFile` for a qrels file, a :class:`PreparedQrels` for a di
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gzip
 import os
 import re
@@ -692,6 +693,35 @@ class PreparedQrelsFile(os.PathLike):
         return levels
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class PreparedQrelsTable(columns.Renamed):
+    """Judgments of a table (see :mod:`cumgain.columns`) read once by the native reader,
+    for evaluating several runs against them, and shipped to Dask workers as the table
+    (each worker prepares it once when it unpickles it). Where an evaluation needs the
+    reference reader, it reads the table itself, as a table. ``topics`` in order of
+    first appearance; ``relevance`` every judgment's level, grouped by topic."""
+
+    native: Any = None
+
+    def __repr__(self) -> str:
+        return (f"PreparedQrelsTable({columns.source_name(self.table)}: "
+                f"{len(self.native.topics)} topics, {len(self.native.levels)} judgments)")
+
+    def __reduce__(self):           # another process prepares the table again
+        return prepare_qrels, (columns.Renamed(self.table, self.names) if self.names
+                               else self.table,)
+
+    @property
+    def topics(self) -> tuple:
+        return self.native.topics
+
+    @property
+    def relevance(self) -> np.ndarray:
+        levels = self.native.levels.astype(np.float64, copy=False)
+        levels.flags.writeable = False
+        return levels
+
+
 def prepare_qrels(qrels: Any, *, duplicates: str = "error", threads: Optional[int] = None):
     """Judgments read once, to evaluate many runs against: pass the result to
     :func:`cumgain.evaluate`, :func:`cumgain.rank` or the curves in place of ``qrels``
@@ -702,7 +732,8 @@ def prepare_qrels(qrels: Any, *, duplicates: str = "error", threads: Optional[in
     A plain or gzip qrels file the native reader takes becomes a
     :class:`PreparedQrelsFile` (read in parts by up to ``threads`` threads; None: the
     available cores, at most MAX_AUTO_THREADS); a ``{qid: {docid: level}}`` dict a
-    :class:`PreparedQrels`; anything else (standard input, a DataFrame, a file with
+    :class:`PreparedQrels`; a table it takes (:mod:`cumgain.columns`) a
+    :class:`PreparedQrelsTable`; anything else (standard input, a file with
     duplicate judgments and ``duplicates="first"``) is loaded by the reference reader,
     :func:`cumgain.trec_io.load_qrels`, which raises the error if any (naming file and
     line). Prepared qrels are returned as they are. Keep a prepared file (and a
@@ -710,8 +741,14 @@ def prepare_qrels(qrels: Any, *, duplicates: str = "error", threads: Optional[in
     evaluated by the reference reader, which reads them again."""
     from cumgain.trec_io import Qrels, load_qrels
     check_threads(threads)
-    if isinstance(qrels, (PreparedQrels, PreparedQrelsFile, Qrels)):
+    if isinstance(qrels, (PreparedQrels, PreparedQrelsFile, PreparedQrelsTable, Qrels)):
         return qrels
+    if duplicates == "error" and columns.is_columnar(qrels):
+        judgments = native_qrels(qrels, indexed=True)
+        if judgments is not None:
+            table, names = (qrels.table, qrels.names) if isinstance(qrels, columns.Renamed) \
+                else (qrels, ())
+            return PreparedQrelsTable(table, names, judgments)
     if duplicates == "error" and _is_file(qrels):
         judgments = native_qrels(qrels, threads=threads)
         if judgments is not None:
@@ -737,7 +774,7 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
     if duplicates != "error" or not (_is_file(run) or type(run) is dict or table):
         return None
     threads = auto_threads(threads)
-    prepared = isinstance(qrels, (PreparedQrels, PreparedQrelsFile))
+    prepared = isinstance(qrels, (PreparedQrels, PreparedQrelsFile, PreparedQrelsTable))
     judgments = qrels.native if prepared \
         else native_qrels(qrels, threads=threads, check=False)   # checked as ranked
     if judgments is None:

@@ -377,3 +377,28 @@ def test_object_columns_with_non_ascii_ids(tmp_path):
     lone.loc[0, "doc_id"] = "d\udcff"
     with pytest.raises(InputError, match="lone surrogate"):
         _evaluate(qrels_frame, lone)
+
+
+def test_prepared_table_qrels_serve_many_runs(tmp_path):
+    import pickle
+    from cumgain import prepare_qrels
+    qrels_rows, run_rows = _generated(9)
+    qrels_path, run_path = _write(tmp_path, qrels_rows, run_rows)
+    qrels_frame, run_frame = _frames(qrels_rows, run_rows)
+    renamed = columns.renamed(qrels_frame.rename(columns={"relevance": "grade"}),
+                              relevance="grade")
+    for table in (pa.Table.from_pandas(qrels_frame), renamed):
+        prepared = prepare_qrels(table)
+        assert isinstance(prepared, native.PreparedQrelsTable)
+        assert prepared.topics == tuple(dict.fromkeys(t for t, _, _ in qrels_rows))
+        expected = _evaluate(qrels_path, run_path)
+        for run in (run_path, run_frame, pa.Table.from_pandas(run_frame)):
+            assert _values(_evaluate(prepared, run)) == _values(expected)
+        # a run the native reader does not take: the reference reader reads the table
+        with pytest.warns(UserWarning, match="dropped"):
+            first = evaluate(prepared, pd.concat([run_frame, run_frame.iloc[:1]]), MEASURES,
+                             duplicates="first", warn=False)
+        assert _values(first) == _values(expected)
+        again = pickle.loads(pickle.dumps(prepared))
+        assert isinstance(again, native.PreparedQrelsTable)
+        assert _values(_evaluate(again, run_path)) == _values(expected)
