@@ -14,10 +14,13 @@ How it works
    (hash partitioning, dask's shuffle), with a :class:`ShuffleWarning` and
    ``result.shuffled`` set. The shuffle keeps each topic's rows in input order when
    that order matters (``ties="input_order"`` or ``"random"``, ``duplicates="first"``).
-2. **Evaluate each partition with the engine.** Every partition becomes a
-   ``{topic: {doc: score}}`` dict and is evaluated by :func:`cumgain.evaluate` (the
-   compiled kernels), against the qrels of its topics. The qrels are read once on the
-   client (they are small next to a run) and shipped to each worker once.
+2. **Evaluate each partition with the engine.** Every partition (a pandas frame) goes
+   to :func:`cumgain.evaluate` as it is: the native ranker reads its columns in place
+   (:mod:`cumgain.columns`). The qrels are read once on the client (they are small next
+   to a run) and shipped to each worker once, as an Arrow table that the worker prepares
+   natively when it receives it (:class:`cumgain.native.PreparedQrelsTable`). Under
+   ``duplicates="first"``, or with ids the native reader does not take, partitions and
+   qrels go as ``{topic: {doc: score}}`` dicts instead.
 3. **Combine exactly.** Every measure is a per-topic value and every ranking policy
    (``ties``, ``score_precision``, ``depth``, ``judged_only``, ``relevance_level``) looks
    only inside a topic, so the per-topic values are the single-machine ones, bit for
@@ -57,7 +60,9 @@ from cumgain.evaluator import Ranking, rank, topics_warning
 from cumgain.exceptions import InputError
 from cumgain.gains import GainMapping, gain_mapping
 from cumgain.limits import real_number, whole_number
+from cumgain.evaluator import evaluate as evaluate_in_memory
 from cumgain.measures import DISCOUNT_NAMES
+from cumgain.native import PreparedQrelsTable, prepare_qrels
 from cumgain.trec_io import DuplicatesDroppedWarning, Qrels, Run
 from cumgain.vectors import cg as cg_vectors
 from cumgain.vectors import dcg as dcg_vectors
@@ -264,6 +269,28 @@ def _inputs(qrels: Any, run: Any, partitioned_by_topic: Optional[bool], ties: st
     return frame, shuffled, judged, dask.delayed(judged, pure=False, traverse=False)
 
 
+def _prepared_task(judged: stream.JudgedTopics, duplicates: str) -> Any:
+    """The judgments as one task for the partitions' evaluations: an Arrow table read
+    by the native reader (:class:`cumgain.native.PreparedQrelsTable`), which travels as
+    the table's buffers and is prepared once by each worker that receives it; or, where
+    the native reader does not take it (``duplicates="first"``, ids it does not read),
+    the judgments as dicts, evaluated as dicts."""
+    pa = require("pyarrow", extra="dask", for_what="cumgain.dask")
+    if duplicates == "error" and judged.by_topic:
+        topics, docs, levels = [], [], []
+        for topic, judgments in judged.by_topic.items():
+            topics.extend([topic] * len(judgments))
+            docs.extend(judgments)
+            levels.extend(judgments.values())
+        table = pa.table({"query_id": pa.array(topics, pa.string()),
+                          "doc_id": pa.array(docs, pa.string()),
+                          "relevance": np.asarray(levels, dtype=np.float64)})
+        prepared = prepare_qrels(table)
+        if isinstance(prepared, PreparedQrelsTable):
+            return dask.delayed(prepared, pure=False, traverse=False)
+    return dask.delayed(judged, pure=False, traverse=False)
+
+
 def _partitioned_run(run: Any, partitioned_by_topic: Optional[bool], keep_order: bool) -> tuple:
     """``(frame, shuffled)``: the normalised run with each topic in one partition."""
     frame, partitioned = _as_run(run)
@@ -323,10 +350,14 @@ def _results_frame(topics: list, values: np.ndarray, evaluated: np.ndarray,
     return pd.DataFrame(columns, index=pd.Index(topics, dtype=str, name="query_id"))
 
 
-def _evaluate_partition(frame: pd.DataFrame, judged: stream.JudgedTopics,
+def _evaluate_partition(frame: pd.DataFrame, judged: Any,
                         setup: stream.EvaluationSetup) -> pd.DataFrame:
     """One row per topic of the partition: the measures of the judged topics, and
-    NaN rows flagged not evaluated for topics without judgments."""
+    NaN rows flagged not evaluated for topics without judgments. With prepared
+    judgments (see _prepared_task) the partition goes to :func:`cumgain.evaluate` as
+    it is (the native reader ranks its columns in place); with dicts, as dicts."""
+    if isinstance(judged, PreparedQrelsTable):
+        return _evaluate_columns(frame, judged, setup)
     run_by_topic, dropped = _run_by_topic(frame, setup.duplicates)
     topics, values = stream.evaluate_piece(run_by_topic, judged, setup)
     run_only = [topic for topic in run_by_topic if topic not in judged.by_topic]
@@ -334,6 +365,26 @@ def _evaluate_partition(frame: pd.DataFrame, judged: stream.JudgedTopics,
     index = topics + run_only
     return _results_frame(index, values, np.arange(len(index)) < len(topics),
                           np.array([dropped.get(topic, 0) for topic in index]), setup.measures)
+
+
+def _evaluate_columns(frame: pd.DataFrame, judged: PreparedQrelsTable,
+                      setup: stream.EvaluationSetup) -> pd.DataFrame:
+    """_evaluate_partition for prepared judgments: the partition's rows (in input
+    order when the shuffle noted it) evaluated by the columnar path."""
+    if INPUT_ROW in frame.columns:
+        order = np.lexsort((frame[INPUT_ROW].to_numpy(), frame[INPUT_PARTITION].to_numpy()))
+        frame = frame.iloc[order]
+    result = evaluate_in_memory(judged, frame[list(RUN_COLUMNS)], list(setup.spellings),
+                                topics="both", duplicates="error", warn=False,
+                                **setup.piece_policies())
+    topics, run_only = list(result.topics), list(result.run_only_topics)
+    values = np.column_stack([result.values[name] for name in setup.names]) \
+        .reshape(len(topics), len(setup.names)) if topics else \
+        np.zeros((0, len(setup.names)))
+    values = np.concatenate([values, np.full((len(run_only), len(setup.names)), np.nan)])
+    index = topics + run_only
+    return _results_frame(index, values, np.arange(len(index)) < len(topics),
+                          np.zeros(len(index), dtype=np.int64), setup.measures)
 
 
 def _check_one_partition_per_topic(topics: pd.Index) -> None:
@@ -455,7 +506,8 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
                                                    duplicates)
     meta = _results_frame([], np.zeros((0, len(setup.names))), np.zeros(0, dtype=bool),
                           np.zeros(0, dtype=np.int64), setup.measures)
-    results = frame.map_partitions(_evaluate_partition, judged_task, setup, meta=meta,
+    results = frame.map_partitions(_evaluate_partition, _prepared_task(judged, duplicates),
+                                   setup, meta=meta,
                                    enforce_metadata=False, align_dataframes=False)
     return DaskEvaluation(setup=setup, shuffled=shuffled, partition_results=results,
                           judged=judged, judged_task=judged_task)

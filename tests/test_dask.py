@@ -780,3 +780,43 @@ def test_local_cluster_two_million_rows(cluster_client, tmp_path):
                                  ties="input_order")
     assert len(result.topics) == 2000
     assert_identical(result, reference)
+
+
+# ---------------------------------------------------------------- the columnar path
+
+@pytest.mark.parametrize("ties", ["docno_desc", "input_order", "random"])
+def test_partitions_are_ranked_by_the_columnar_path(monkeypatch, ties):
+    """Each partition goes to the native ranker as columns (no dict of its rows), against
+    judgments shipped as an Arrow table and prepared natively; the values stay the
+    single-machine ones bit for bit."""
+    from cumgain import native
+    calls = []
+    rank_columns = native._rank_columns
+    reference = cumgain.evaluate(QRELS, RUN, ["map", "ndcg_cut.10", "P.5"], warn=False,
+                                 ties=ties, seed=3)
+
+    def spy(make_ranker, run, threads):
+        calls.append(len(run))
+        return rank_columns(make_ranker, run, threads)
+
+    monkeypatch.setattr(native, "_rank_columns", spy)
+    monkeypatch.setattr(cgd, "_run_by_topic", None)     # the dict path is not taken
+    with dask.config.set({"dataframe.shuffle.method": "tasks"}):   # (after the cluster test)
+        result = dask_result(["map", "ndcg_cut.10", "P.5"], ties=ties, seed=3)
+    assert_identical(result, reference)
+    assert len(calls) == 4 and sum(calls) == len(RUN)
+
+
+def test_prepared_judgments_travel_as_a_table():
+    import pickle
+    from cumgain.native import PreparedQrelsTable
+    judged = cgd._judged(QRELS, "error")
+    task = cgd._prepared_task(judged, "error")
+    (prepared,) = dask.compute(task, scheduler="sync")
+    assert isinstance(prepared, PreparedQrelsTable)
+    shipped = pickle.dumps(prepared)
+    assert len(shipped) < 40 * len(QRELS)       # buffers, not a dict per topic
+    again = pickle.loads(shipped)
+    assert isinstance(again, PreparedQrelsTable) and again.topics == prepared.topics
+    assert isinstance(cgd._prepared_task(judged, "first").compute(scheduler="sync"),
+                      type(judged))
