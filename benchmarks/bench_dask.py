@@ -11,6 +11,10 @@ graded judgments, many tied scores). It is written three ways, in a temporary fo
 * a TREC run file, for ``cumgain.evaluate`` (native reader) and
   ``cumgain.stream.evaluate_stream``.
 
+The qrels are given to cumgain.dask two ways (``--qrels``): ``parquet``
+(``cumgain convert --qrels``'s layout: read natively on the client) and ``trec`` (the
+TREC file: read by the reference reader on the client, ~1 us per judgment).
+
 Each measurement runs in fresh processes (a new LocalCluster with ``processes=True,
 threads_per_worker=1``, or a new interpreter), so peak RSS (``ru_maxrss``) belongs to
 that measurement alone (read as ``VmHWM`` from ``/proc/self/status``, Linux only:
@@ -18,10 +22,11 @@ that measurement alone (read as ``VmHWM`` from ``/proc/self/status``, Linux only
 values and means equal). Times are wall clock for the whole job (reading the files
 included, starting the cluster excluded), the fastest of ``--repeats`` runs in the same
 processes (the machine this was written on is shared, so single runs are noisy); peak RSS
-is over all of them.
+is over all of them. "per worker" is rows/s divided by the workers; "of evaluate" is
+that against ``cumgain.evaluate`` on the TREC files in one process (its default threads).
 
 Run: ``python benchmarks/bench_dask.py [--topics 2000] [--docs 1000] [--workers 1,2]
-[--repeats 3]``
+[--repeats 3] [--qrels parquet,trec]``
 """
 from __future__ import annotations
 
@@ -49,7 +54,7 @@ def write_inputs(folder: Path, n_topics: int, docs: int, seed: int) -> dict:
     import pandas as pd
 
     import cumgain.dask as cgd
-    from cumgain.trec_io import read_run
+    from cumgain.trec_io import load_qrels, read_run
 
     qids, run_docs, cents, q_topic, q_docs, q_levels = generate.make_collection(
         n_topics, docs, seed, generate.N_PASSAGES)
@@ -68,8 +73,10 @@ def write_inputs(folder: Path, n_topics: int, docs: int, seed: int) -> dict:
                                           index=False)
     cgd.write_parquet(read_run(run_path), folder / "by-topic", partition_by_topic=True,
                       rows_per_file=max(len(frame) // 16, 1))
+    cgd.write_parquet(load_qrels(qrels_path), folder / "qrels-parquet")
     return {"run": run_path, "qrels": qrels_path, "rows": len(frame),
-            "shuffle": folder / "shuffle", "by-topic": folder / "by-topic"}
+            "shuffle": folder / "shuffle", "by-topic": folder / "by-topic",
+            "qrels-parquet": folder / "qrels-parquet"}
 
 
 # ---------------------------------------------------------------- one measurement each
@@ -89,6 +96,7 @@ def peak_rss_mb():
 if __name__ == "__main__":
     qrels, run, trec_run = sys.argv[1], sys.argv[2], sys.argv[3]
     workers, measures, repeats = int(sys.argv[4]), json.loads(sys.argv[5]), int(sys.argv[6])
+    trec_qrels = sys.argv[7]
     with LocalCluster(n_workers=workers, processes=True, threads_per_worker=1,
                       dashboard_address=None, memory_limit="8GiB") as cluster, \
             Client(cluster) as client:
@@ -101,7 +109,7 @@ if __name__ == "__main__":
             times.append(time.perf_counter() - started)
         seconds = min(times)
         workers_mb = sorted(client.run(peak_rss_mb).values())
-    reference = cumgain.evaluate(qrels, trec_run, measures)
+    reference = cumgain.evaluate(trec_qrels, trec_run, measures)
     same = result.topics == reference.topics and all(
         np.array_equal(result.values[m], reference.values[m]) and
         result.means[m] == reference.means[m] for m in reference.values)
@@ -150,6 +158,8 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3,
                         help="runs per measurement in the same processes; the fastest counts")
+    parser.add_argument("--qrels", default="parquet,trec",
+                        help="how cumgain.dask gets the qrels: parquet, trec or both")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     with tempfile.TemporaryDirectory(prefix="cumgain-bench-dask-") as tmp:
@@ -161,27 +171,35 @@ def main(argv=None) -> None:
               f"({inputs['run'].stat().st_size / 1e6:.0f} MB as TREC text); inputs written "
               f"in {time.perf_counter() - started:.1f} s; measures: {', '.join(MEASURES)}\n")
         measures = json.dumps(MEASURES)
-        print("| job | workers | wall time | rows / s | peak RSS per worker | client peak | "
-              "same numbers |")
-        print("|---|---|---|---|---|---|---|")
-        for layout in ("shuffle", "by-topic"):
-            for workers in [int(w) for w in args.workers.split(",")]:
-                out = run_job(CLUSTER_JOB, inputs["qrels"], inputs[layout], inputs["run"],
-                              workers, measures, args.repeats)
-                per_worker = ", ".join(f"{mb:,.0f}" for mb in out["workers_mb"])
-                print(f"| cumgain.dask, Parquet {layout}{' (shuffled)' if out['shuffled'] else ''}"
-                      f" | {workers} | {out['seconds']:.1f} s | {rows / out['seconds']:,.0f} | "
-                      f"{per_worker} MB | {out['client_mb']:,.0f} MB | {out['same']} |")
-        reference = None
+        local = []
         for mode in ("evaluate", "stream:100", "stream:1000"):
-            out = run_job(LOCAL_JOB, inputs["qrels"], inputs["run"], mode, measures,
-                          args.repeats)
-            reference = reference or out["means"]
+            local.append((mode, run_job(LOCAL_JOB, inputs["qrels"], inputs["run"], mode,
+                                        measures, args.repeats)))
+        evaluate_rate = rows / local[0][1]["seconds"]
+        print("| job | qrels | workers | wall time | rows / s | per worker | of evaluate | "
+              "peak RSS per worker | client peak | same numbers |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for layout in ("shuffle", "by-topic"):
+            for qrels in args.qrels.split(","):
+                for workers in [int(w) for w in args.workers.split(",")]:
+                    out = run_job(CLUSTER_JOB, inputs["qrels-parquet" if qrels == "parquet"
+                                                      else "qrels"],
+                                  inputs[layout], inputs["run"], workers, measures,
+                                  args.repeats, inputs["qrels"])
+                    per_worker = ", ".join(f"{mb:,.0f}" for mb in out["workers_mb"])
+                    rate = rows / out["seconds"]
+                    print(f"| cumgain.dask, Parquet {layout}"
+                          f"{' (shuffled)' if out['shuffled'] else ''} | {qrels} | {workers} | "
+                          f"{out['seconds']:.2f} s | {rate:,.0f} | {rate / workers:,.0f} | "
+                          f"{rate / workers / evaluate_rate:.0%} | {per_worker} MB | "
+                          f"{out['client_mb']:,.0f} MB | {out['same']} |")
+        reference = local[0][1]["means"]
+        for mode, out in local:
             label = "cumgain.evaluate, TREC file (native reader)" if mode == "evaluate" else \
                 f"cumgain.stream.evaluate_stream, topics_per_chunk={mode.split(':')[1]}"
-            print(f"| {label} | 1 process | {out['seconds']:.1f} s | {rows / out['seconds']:,.0f}"
-                  f" | {out['peak_mb']:,.0f} MB | | {out['means'] == reference} |")
-
+            print(f"| {label} | trec | 1 process | {out['seconds']:.2f} s | "
+                  f"{rows / out['seconds']:,.0f} | | | {out['peak_mb']:,.0f} MB | | "
+                  f"{out['means'] == reference} |")
 
 if __name__ == "__main__":
     main()

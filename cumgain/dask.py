@@ -15,12 +15,15 @@ How it works
    ``result.shuffled`` set. The shuffle keeps each topic's rows in input order when
    that order matters (``ties="input_order"`` or ``"random"``, ``duplicates="first"``).
 2. **Evaluate each partition with the engine.** Every partition (a pandas frame) goes
-   to :func:`cumgain.evaluate` as it is: the native ranker reads its columns in place
-   (:mod:`cumgain.columns`). The qrels are read once on the client (they are small next
-   to a run) and shipped to each worker once, as an Arrow table that the worker prepares
-   natively when it receives it (:class:`cumgain.native.PreparedQrelsTable`). Under
-   ``duplicates="first"``, or with ids the native reader does not take, partitions and
-   qrels go as ``{topic: {doc: score}}`` dicts instead.
+   to :func:`cumgain.evaluate` as it is, in one thread: the native ranker reads its
+   columns in place (:mod:`cumgain.columns`). The qrels are read once on the client
+   (they are small next to a run) and shipped to each worker once, as an Arrow table
+   (topic ids dictionary-encoded) that the worker prepares natively when it receives it
+   (:class:`cumgain.native.PreparedQrelsTable`). Qrels that are a table (pandas, Arrow,
+   Dask, Parquet) are read natively on the client too; a TREC file or a dict goes
+   through the reference reader first (:func:`cumgain.trec_io.load_qrels`, about
+   1 us per judgment). Under ``duplicates="first"``, or with ids the native reader
+   does not take, partitions and qrels go as ``{topic: {doc: score}}`` dicts instead.
 3. **Combine exactly.** Every measure is a per-topic value and every ranking policy
    (``ties``, ``score_precision``, ``depth``, ``judged_only``, ``relevance_level``) looks
    only inside a topic, so the per-topic values are the single-machine ones, bit for
@@ -47,12 +50,13 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Optional, Union
 
 import numpy as np
 
-from cumgain import Evaluation, TopicsWarning, manifest, stream
+from cumgain import Evaluation, TopicsWarning, columns, manifest, stream
 from cumgain._optional import require
 from cumgain.atomic import atomic_dir
 from cumgain.batch import Ragged
@@ -63,7 +67,7 @@ from cumgain.limits import real_number, whole_number
 from cumgain.evaluator import evaluate as evaluate_in_memory
 from cumgain.measures import DISCOUNT_NAMES
 from cumgain.native import PreparedQrelsTable, prepare_qrels
-from cumgain.trec_io import DuplicatesDroppedWarning, Qrels, Run
+from cumgain.trec_io import DuplicatesDroppedWarning, Qrels, Run, load_qrels
 from cumgain.vectors import cg as cg_vectors
 from cumgain.vectors import dcg as dcg_vectors
 from cumgain.vectors import ideal_gains, norm_vect
@@ -143,18 +147,136 @@ def _as_run(run: Any) -> tuple:
     return run[list(RUN_COLUMNS)], partitioned
 
 
-def _judged(qrels: Any, duplicates: str) -> stream.JudgedTopics:
-    """Qrels from a Dask or pandas DataFrame, Parquet, a TREC file or a dict."""
+class _TopicJudgments(Mapping):
+    """A qrels table's judgments as a read-only ``{topic: {doc: level}}`` mapping for
+    :mod:`cumgain.stream`'s bookkeeping and the dict paths: membership and iteration
+    from the topics, and a topic's dict built only when asked for (the columnar path
+    asks for none; missing topics under ``topics="qrels"`` and :func:`average_vectors`
+    ask for theirs). Ids as the native reader reads them (integers as their digits)."""
+
+    def __init__(self, table: Any, topics: Iterable[str]):
+        self.table = table                    # pyarrow: query_id, doc_id, relevance
+        self.topics = dict.fromkeys(topics)   # topics with judgments, in qrels order
+        self._rows: Optional[dict] = None     # topic -> its row numbers, when first needed
+        self._docs: Optional[np.ndarray] = None
+        self._levels: Optional[np.ndarray] = None
+
+    def __iter__(self):
+        return iter(self.topics)
+
+    def __len__(self) -> int:
+        return len(self.topics)
+
+    def __contains__(self, topic: object) -> bool:
+        return topic in self.topics
+
+    def __getitem__(self, topic: str) -> dict:
+        if topic not in self.topics:
+            raise KeyError(topic)
+        if self._rows is None:
+            topic_ids = _text(self.table.column(0))
+            codes, names = pd.factorize(topic_ids, sort=False)
+            order = np.argsort(codes, kind="stable")
+            bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
+            self._rows = {name: order[bounds[i]:bounds[i + 1]]
+                          for i, name in enumerate(names.tolist())}
+            self._docs = _text(self.table.column(1))
+            self._levels = self.table.column(2).to_numpy().astype(np.float64)
+        rows = self._rows[topic]
+        return dict(zip(self._docs[rows].tolist(), self._levels[rows].tolist()))
+
+    def __reduce__(self):       # the table and topics, not the rows found on the client
+        return _TopicJudgments, (self.table, list(self.topics))
+
+
+def _text(column: Any) -> np.ndarray:
+    """An id column of a qrels table as an object array of str."""
+    pa = require("pyarrow", extra="dask", for_what="cumgain.dask")
+    return column.cast(pa.string()).to_numpy(zero_copy_only=False)
+
+
+@dataclass(frozen=True)
+class _Judgments(stream.JudgedTopics):
+    """The qrels, read once on the client. ``prepared``: their Arrow table prepared by
+    the native reader (:class:`cumgain.native.PreparedQrelsTable`), what the partitions
+    are evaluated against: it travels as the table's buffers (``query_id``
+    dictionary-encoded: ~4 bytes per judgment plus the doc id and an 8-byte level), and
+    each process that receives it prepares it once; None where the native reader does
+    not take the table (then the dict path). ``by_topic``: a :class:`_TopicJudgments`
+    over the same table (plain dicts in the fallback)."""
+
+    prepared: Any = None
+
+
+def _judged(qrels: Any, duplicates: str) -> _Judgments:
+    """Qrels from a Dask or pandas DataFrame, Parquet, an Arrow table, a TREC file or a
+    dict. A table the native reader takes is prepared as it is; anything else (a TREC
+    file, a dict, ``duplicates="first"``, a table the native reader refuses) is read by
+    the reference reader (:func:`cumgain.trec_io.load_qrels`, which words any error) and
+    its judgments made a table."""
     if isinstance(qrels, (str, os.PathLike)):
         manifest.check_dataset(qrels)
-    if isinstance(qrels, (str, os.PathLike)) and _is_parquet(qrels):
-        qrels = dd.read_parquet(os.fsdecode(os.fspath(qrels)))
-    if isinstance(qrels, dd.DataFrame):
+    if isinstance(qrels, (str, os.PathLike)) and _is_parquet(qrels):   # read here, not
+        qrels = dd.read_parquet(os.fsdecode(os.fspath(qrels))).compute(scheduler="sync")
+    if isinstance(qrels, dd.DataFrame):                                  # by a worker
         qrels = qrels.compute()
     if isinstance(qrels, pd.DataFrame) and "query_id" not in qrels.columns \
             and qrels.index.name == "query_id":
         qrels = qrels.reset_index()
-    return stream.judged_topics(qrels, duplicates)
+    if duplicates == "error" and columns.is_columnar(qrels):
+        table = _columns_table(qrels)
+        try:
+            prepared = prepare_qrels(table) if table is not None else None
+        except InputError:      # the reference reader words it, naming the caller's table
+            prepared = None
+        if isinstance(prepared, PreparedQrelsTable):
+            return _Judgments(by_topic=_TopicJudgments(table, prepared.topics), empty=(),
+                             prepared=prepared)
+    loaded = load_qrels(qrels, duplicates=duplicates)
+    counts = np.diff(loaded.offsets)
+    empty = tuple(topic for topic, n in zip(loaded.topics, counts) if n == 0)
+    pa = require("pyarrow", extra="dask", for_what="cumgain.dask")
+    try:
+        table = pa.table({
+            "query_id": pa.DictionaryArray.from_arrays(
+                np.repeat(np.arange(len(counts), dtype=np.int32), counts),
+                pa.array(loaded.topics, pa.string())),
+            "doc_id": pa.array(loaded.docnos, pa.string()),
+            "relevance": loaded.relevance})
+    except (pa.ArrowException, UnicodeError):   # ids Arrow cannot hold: dicts, as before
+        return _Judgments(by_topic={topic: docs for topic, docs in loaded.to_dict().items()
+                                   if docs}, empty=empty)
+    prepared = prepare_qrels(table) if len(table) else None
+    return _Judgments(by_topic=_TopicJudgments(table, (topic for topic, n in
+                                                      zip(loaded.topics, counts) if n)),
+                     empty=empty,
+                     prepared=prepared if isinstance(prepared, PreparedQrelsTable) else None)
+
+
+def _columns_table(qrels: Any) -> Optional[Any]:
+    """A qrels table's ``query_id, doc_id, relevance`` columns (by the names
+    :mod:`cumgain.columns` accepts) as a pyarrow Table, the query ids
+    dictionary-encoded; None if Arrow does not take them (the reference reader then
+    words why)."""
+    pa = require("pyarrow", extra="dask", for_what="cumgain.dask")
+    source = columns.source_name(qrels)
+    names = qrels.names if isinstance(qrels, columns.Renamed) else ()
+    table = qrels.table if isinstance(qrels, columns.Renamed) else qrels
+    try:
+        if isinstance(table, pd.DataFrame):
+            chosen = columns.pick_columns(list(table.columns), "relevance", source, names)
+            table = pa.Table.from_pandas(table[chosen], preserve_index=False)
+        else:
+            table = pa.table(table)
+            chosen = columns.pick_columns(table.column_names, "relevance", source, names)
+            table = table.select(chosen)
+        topic_ids = table.column(0)
+        if pa.types.is_string(topic_ids.type) or pa.types.is_large_string(topic_ids.type):
+            topic_ids = topic_ids.dictionary_encode()
+        return pa.table([topic_ids, table.column(1), table.column(2)],
+                        names=["query_id", "doc_id", "relevance"])
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
 
 
 def write_parquet(table: Union[Run, Qrels], path: Union[str, os.PathLike], *,
@@ -269,26 +391,19 @@ def _inputs(qrels: Any, run: Any, partitioned_by_topic: Optional[bool], ties: st
     return frame, shuffled, judged, dask.delayed(judged, pure=False, traverse=False)
 
 
-def _prepared_task(judged: stream.JudgedTopics, duplicates: str) -> Any:
-    """The judgments as one task for the partitions' evaluations: an Arrow table read
-    by the native reader (:class:`cumgain.native.PreparedQrelsTable`), which travels as
-    the table's buffers and is prepared once by each worker that receives it; or, where
-    the native reader does not take it (``duplicates="first"``, ids it does not read),
-    the judgments as dicts, evaluated as dicts."""
-    pa = require("pyarrow", extra="dask", for_what="cumgain.dask")
-    if duplicates == "error" and judged.by_topic:
-        topics, docs, levels = [], [], []
-        for topic, judgments in judged.by_topic.items():
-            topics.extend([topic] * len(judgments))
-            docs.extend(judgments)
-            levels.extend(judgments.values())
-        table = pa.table({"query_id": pa.array(topics, pa.string()),
-                          "doc_id": pa.array(docs, pa.string()),
-                          "relevance": np.asarray(levels, dtype=np.float64)})
-        prepared = prepare_qrels(table)
-        if isinstance(prepared, PreparedQrelsTable):
-            return dask.delayed(prepared, pure=False, traverse=False)
-    return dask.delayed(judged, pure=False, traverse=False)
+def _prepared_task(judged: _Judgments, duplicates: str) -> Any:
+    """The judgments as one task for the partitions' evaluations: the prepared table
+    (see :class:`_Judgments`); or, where the native path does not take the run's policy
+    (``duplicates="first"``) or the qrels, the judgments evaluated as dicts."""
+    if duplicates == "error" and judged.prepared is not None:
+        return dask.delayed(judged.prepared, pure=False, traverse=False)
+    return _dict_task(judged)
+
+
+def _dict_task(judged: _Judgments) -> Any:
+    """The judgments for the dict paths, as one task: ``by_topic`` (the table travels
+    once, in it, and each worker builds the dicts of the topics it is asked for)."""
+    return dask.delayed(replace(judged, prepared=None), pure=False, traverse=False)
 
 
 def _partitioned_run(run: Any, partitioned_by_topic: Optional[bool], keep_order: bool) -> tuple:
@@ -308,6 +423,15 @@ def _partitioned_run(run: Any, partitioned_by_topic: Optional[bool], keep_order:
             "partitioned_by_topic=True if each topic is already in one partition)",
             ShuffleWarning, stacklevel=3)
     return frame.shuffle("query_id", ignore_index=True), True
+
+
+def _in_input_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """The partition's rows in input order, where the shuffle noted it (the native
+    ranker keeps each topic's rows in the order given)."""
+    if INPUT_ROW not in frame.columns:
+        return frame
+    return frame.iloc[np.lexsort((frame[INPUT_ROW].to_numpy(),
+                                  frame[INPUT_PARTITION].to_numpy()))]
 
 
 def _run_by_topic(frame: pd.DataFrame, duplicates: str) -> tuple:
@@ -370,12 +494,11 @@ def _evaluate_partition(frame: pd.DataFrame, judged: Any,
 def _evaluate_columns(frame: pd.DataFrame, judged: PreparedQrelsTable,
                       setup: stream.EvaluationSetup) -> pd.DataFrame:
     """_evaluate_partition for prepared judgments: the partition's rows (in input
-    order when the shuffle noted it) evaluated by the columnar path."""
-    if INPUT_ROW in frame.columns:
-        order = np.lexsort((frame[INPUT_ROW].to_numpy(), frame[INPUT_PARTITION].to_numpy()))
-        frame = frame.iloc[order]
-    result = evaluate_in_memory(judged, frame[list(RUN_COLUMNS)], list(setup.spellings),
-                                topics="both", duplicates="error", warn=False,
+    order when the shuffle noted it) evaluated by the columnar path, in the one thread
+    Dask gives the task (``threads_per_worker`` sets a worker's parallelism)."""
+    result = evaluate_in_memory(judged, _in_input_order(frame)[list(RUN_COLUMNS)],
+                                list(setup.spellings),
+                                topics="both", duplicates="error", warn=False, threads=1,
                                 **setup.piece_policies())
     topics, run_only = list(result.topics), list(result.run_only_topics)
     values = np.column_stack([result.values[name] for name in setup.names]) \
@@ -630,14 +753,33 @@ def _vector_sums(ranking: Ranking, setup: stream.EvaluationSetup, spec: _VectorS
     return sums
 
 
-def _vector_partition(frame: pd.DataFrame, judged: stream.JudgedTopics,
-                      setup: stream.EvaluationSetup, spec: _VectorSpec) -> tuple:
-    """``(run topics, sums by curve, rows dropped)`` of one partition."""
+def _vector_partition(frame: pd.DataFrame, judged: Any, setup: stream.EvaluationSetup,
+                      spec: _VectorSpec) -> tuple:
+    """``(run topics, sums by curve, rows dropped)`` of one partition: ranked by
+    :func:`cumgain.rank` from its columns against prepared judgments (see
+    :func:`_vector_task`), otherwise from dicts."""
+    if isinstance(judged, PreparedQrelsTable):
+        policies = setup.policies
+        ranking = rank(judged, _in_input_order(frame)[list(RUN_COLUMNS)],
+                       ties=policies["ties"], score_precision=policies["score_precision"],
+                       topics="both", duplicates="error", seed=policies["seed"], warn=False,
+                       threads=1)
+        return (list(ranking.topics) + list(ranking.run_only_topics),
+                _vector_sums(ranking, setup, spec), 0)
     run_by_topic, dropped = _run_by_topic(frame, setup.duplicates)
     topics = [topic for topic in run_by_topic if topic in judged.by_topic]
     ranking = _rank_topics(judged.subset(topics), {topic: run_by_topic[topic] for topic in topics},
                            setup, "both")
     return list(run_by_topic), _vector_sums(ranking, setup, spec), sum(dropped.values())
+
+
+def _vector_task(judged: _Judgments, setup: stream.EvaluationSetup) -> Any:
+    """The judgments for :func:`_vector_partition`: prepared (see :func:`_prepared_task`),
+    except under ``judged_only`` with ``ties="average"``, whose tie groups are formed
+    after dropping the unjudged documents (see :func:`_rank_topics`): dicts."""
+    if setup.policies["judged_only"] and setup.policies["ties"] == "average":
+        return _dict_task(judged)
+    return _prepared_task(judged, setup.duplicates)
 
 
 def average_vectors(qrels: Any, run: Any, depth: int, *, gains: Any = None,
@@ -678,7 +820,8 @@ def average_vectors(qrels: Any, run: Any, depth: int, *, gains: Any = None,
                            warn=warn)
     frame, shuffled, judged, judged_task = _inputs(qrels, run, partitioned_by_topic, ties,
                                                    duplicates)
-    parts = [dask.delayed(_vector_partition)(part, judged_task, setup, spec)
+    task = _vector_task(judged, setup)
+    parts = [dask.delayed(_vector_partition)(part, task, setup, spec)
              for part in frame.to_delayed()]
     partials = dask.compute(*parts, **compute_options)
 

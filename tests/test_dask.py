@@ -24,7 +24,7 @@ pd = pytest.importorskip("pandas")
 
 import cumgain
 import cumgain.dask as cgd
-from cumgain import curves
+from cumgain import curves, stream
 from cumgain.exceptions import InputError
 from cumgain.trec_io import DuplicatesDroppedWarning, load_run
 
@@ -807,16 +807,97 @@ def test_partitions_are_ranked_by_the_columnar_path(monkeypatch, ties):
     assert len(calls) == 4 and sum(calls) == len(RUN)
 
 
+@pytest.mark.parametrize("policies", [{}, {"ties": "input_order"}, {"judged_only": True}])
+def test_average_vectors_rank_partitions_by_the_columnar_path(monkeypatch, policies):
+    """Against the dict path, within the summation-order bound (the columnar ranking
+    gives each partition's topics in byte order, the dict path in input order)."""
+    from cumgain import native
+    with monkeypatch.context() as patched, \
+            dask.config.set({"dataframe.shuffle.method": "tasks"}):
+        patched.setattr(cgd, "_vector_task", lambda judged, setup: dask.delayed(
+            judged, pure=False, traverse=False))
+        expected = cgd.average_vectors(QRELS, as_dask(RUN), 20, warn=False,
+                                       partitioned_by_topic=False, scheduler="sync", **policies)
+    calls = []
+    rank_columns = native._rank_columns
+
+    def spy(make_ranker, run, threads):
+        calls.append(len(run))
+        return rank_columns(make_ranker, run, threads)
+
+    monkeypatch.setattr(native, "_rank_columns", spy)
+    monkeypatch.setattr(cgd, "_run_by_topic", None)     # the dict path is not taken
+    with dask.config.set({"dataframe.shuffle.method": "tasks"}):   # (after the cluster test)
+        result = cgd.average_vectors(QRELS, as_dask(RUN), 20, warn=False,
+                                     partitioned_by_topic=False, scheduler="sync", **policies)
+    assert sum(calls) == len(RUN)
+    for name in ("cg", "dcg", "ideal_cg", "ideal_dcg", "ncg", "ndcg"):
+        bound = 2 * len(RUN.query_id.unique()) * UNIT_ROUNDOFF * np.abs(getattr(expected, name))
+        assert np.all(np.abs(getattr(result, name) - getattr(expected, name)) <= bound), name
+    assert result.n_topics == expected.n_topics
+
+
 def test_prepared_judgments_travel_as_a_table():
     import pickle
     from cumgain.native import PreparedQrelsTable
     judged = cgd._judged(QRELS, "error")
     task = cgd._prepared_task(judged, "error")
     (prepared,) = dask.compute(task, scheduler="sync")
-    assert isinstance(prepared, PreparedQrelsTable)
+    assert isinstance(prepared, PreparedQrelsTable) and prepared is judged.prepared
+    assert str(prepared.table.schema.field("query_id").type).startswith("dictionary")
     shipped = pickle.dumps(prepared)
     assert len(shipped) < 40 * len(QRELS)       # buffers, not a dict per topic
     again = pickle.loads(shipped)
     assert isinstance(again, PreparedQrelsTable) and again.topics == prepared.topics
-    assert isinstance(cgd._prepared_task(judged, "first").compute(scheduler="sync"),
-                      type(judged))
+    assert cgd._prepared_task(judged, "first").compute(scheduler="sync") is not None
+    assert not isinstance(cgd._prepared_task(judged, "first").compute(scheduler="sync"),
+                          PreparedQrelsTable)   # duplicates="first": the dict path
+
+
+@pytest.mark.parametrize("form", ["pandas", "arrow", "parquet"])
+def test_table_qrels_are_read_natively_on_the_client(form, monkeypatch, tmp_path):
+    """Qrels that are a table never go through the reference reader or a dict of their
+    judgments; the values stay bit-identical."""
+    import pyarrow as pa
+    qrels = {"pandas": QRELS, "arrow": pa.Table.from_pandas(QRELS, preserve_index=False),
+             "parquet": tmp_path / "qrels.parquet"}[form]
+    if form == "parquet":
+        QRELS.to_parquet(qrels, index=False)
+    reference = cumgain.evaluate(QRELS, RUN, ["map", "ndcg_cut.10"], warn=False)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the reference reader was used")
+
+    monkeypatch.setattr(cgd, "load_qrels", refuse)
+    monkeypatch.setattr(cgd._TopicJudgments, "__getitem__", refuse)
+    with dask.config.set({"dataframe.shuffle.method": "tasks"}):   # (after the cluster test)
+        result = dask_result(["map", "ndcg_cut.10"], qrels=qrels)
+    assert_identical(result, reference)
+
+
+@pytest.mark.parametrize("form", ["pandas", "integer ids", "trec_file", "dict"])
+def test_topic_judgments_are_the_reference_readers_dicts(form, tmp_path):
+    """by_topic built from the table, topic by topic, equals the reference reader's."""
+    qrels = QRELS
+    if form == "integer ids":
+        qrels = QRELS.assign(query_id=np.arange(len(QRELS)) % 7, doc_id=np.arange(len(QRELS)))
+    elif form == "trec_file":
+        qrels = tmp_path / "qrels.txt"
+        qrels.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in QRELS.itertuples(index=False)))
+    elif form == "dict":
+        qrels = dict(cumgain.trec_io.qrels_from_dataframe(QRELS).to_dict(), q999={})
+    judged = cgd._judged(qrels, "error")
+    expected = stream.judged_topics(qrels)
+    assert isinstance(judged.by_topic, cgd._TopicJudgments) and judged.prepared is not None
+    assert dict(judged.by_topic) == expected.by_topic
+    assert list(judged.by_topic) == list(expected.by_topic)
+    assert judged.empty == expected.empty
+
+
+def test_duplicate_judgments_first_are_prepared_once_dropped():
+    qrels = pd.concat([QRELS, QRELS.iloc[:5].assign(relevance=9)], ignore_index=True)
+    with pytest.raises(InputError, match="duplicate"):
+        cgd._judged(qrels, "error")
+    judged = cgd._judged(qrels, "first")
+    assert judged.prepared is not None and len(judged.prepared.table) == len(QRELS)
+    assert dict(judged.by_topic) == stream.judged_topics(qrels, "first").by_topic
