@@ -17,8 +17,9 @@ Everything runs with the GIL released, rows split between threads by the caller.
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcpy
 from libc.math cimport isnan, isinf
+
+from cgcore._rank_keys cimport descending_key, random_tie_key
 
 import numpy as np
 
@@ -46,26 +47,9 @@ cdef struct Item:           # a candidate being ranked
     uint32_t position       # among the row's valid candidates
 
 
-cdef inline uint64_t _descending_key(double score) noexcept nogil:
-    """An integer whose ascending order is the score's descending order (-0.0 ties 0.0);
-    as the file reader's."""
-    cdef uint64_t bits
-    score = score + 0.0
-    memcpy(&bits, &score, 8)
-    bits = ~bits if bits >> 63 else bits | 0x8000000000000000ULL
-    return ~bits
-
-
-cdef inline uint64_t _mix(uint64_t z) noexcept nogil:
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
-    return z ^ (z >> 31)
-
-
 cdef inline uint64_t _random_tie_key(uint64_t seed, int64_t position) noexcept nogil:
-    """The file reader's random tie key (cgcore._trec.random_tie_key), in unsigned
-    order: signed int64 order flipped to unsigned."""
-    return _mix(seed + 0x9E3779B97F4A7C15ULL * <uint64_t>(position + 1)) ^ 0x8000000000000000ULL
+    """The file reader's random tie key, in unsigned order (signed int64 order flipped)."""
+    return <uint64_t>random_tie_key(seed, position) ^ 0x8000000000000000ULL
 
 
 cdef inline bint _before(const Item* x, const Item* y, bint by_position) noexcept nogil:
@@ -194,7 +178,7 @@ def pack_rows(const score_t[:, ::1] scores, const label_t[:, ::1] labels,
                     break
                 if qrels_levels is not None:
                     qrels_levels[qrels_offsets[q] + n] = label
-                words[q - first, j] = (_descending_key(<double>scores[q, j]) & ~low) \
+                words[q - first, j] = (descending_key(<double>scores[q, j]) & ~low) \
                     | <uint64_t>j
                 n += 1
             if bad >= 0:
@@ -249,7 +233,7 @@ def finish_rows(const score_t[:, ::1] scores, const label_t[:, ::1] labels,
                         positions_known = True
                     for i in range(start, end):
                         j = row[i] & low
-                        items[i - start].key = _descending_key(<double>scores[q, j])
+                        items[i - start].key = descending_key(<double>scores[q, j])
                         items[i - start].column = <uint32_t>j
                         items[i - start].position = positions[j] if mask is not None \
                             else <uint32_t>j

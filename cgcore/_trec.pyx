@@ -31,6 +31,8 @@ from libc.stdlib cimport free, strtod
 from libc.string cimport memcpy, memcmp, memchr, memset
 from libc.math cimport isnan, isinf, signbit
 
+from cgcore._rank_keys cimport descending_key, mix, random_tie_key
+
 from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.dict cimport PyDict_Next, PyDict_Size
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
@@ -394,13 +396,6 @@ cdef object _hand_over(void** data, Py_ssize_t* size, Py_ssize_t* capacity, obje
 
 # ---------------------------------------------------------------- interned strings
 
-cdef inline uint64_t _mix(uint64_t z) noexcept nogil:
-    """splitmix64's finaliser: every output bit depends on every input bit."""
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
-    return z ^ (z >> 31)
-
-
 cdef inline uint64_t _hash(const char* s, Py_ssize_t n, uint64_t seed) noexcept nogil:
     """Eight bytes at a time, each word mixed in (splitmix64's finaliser); the last
     1 to 8 bytes read as two overlapping 4-byte words, or 3 bytes when shorter (as
@@ -409,7 +404,7 @@ cdef inline uint64_t _hash(const char* s, Py_ssize_t n, uint64_t seed) noexcept 
     cdef uint32_t low, high
     while n > 8:
         memcpy(&word, s, 8)
-        h = _mix(h ^ word)
+        h = mix(h ^ word)
         s += 8
         n -= 8
     if n >= 4:
@@ -421,7 +416,7 @@ cdef inline uint64_t _hash(const char* s, Py_ssize_t n, uint64_t seed) noexcept 
             | <uint8_t>s[n - 1]
     else:
         word = 0
-    return _mix(h ^ word)
+    return mix(h ^ word)
 
 
 cdef inline uint64_t _tag(uint64_t hash) noexcept nogil:
@@ -2006,11 +2001,6 @@ cdef int _compare_docno(const Entry* x, const Entry* y) noexcept nogil:
     return (x.length > y.length) - (x.length < y.length)
 
 
-cdef inline int64_t random_tie_key(uint64_t seed, int64_t position) noexcept nogil:
-    """The tie key of the document at ``position`` (0-based, input order) in its topic."""
-    return <int64_t>_mix(seed + 0x9E3779B97F4A7C15ULL * <uint64_t>(position + 1))
-
-
 cdef struct RunState:
     QrelsState* qrels
     int ties
@@ -2051,16 +2041,6 @@ cdef struct RunState:
     int64_t status_line
     size_t failed_bytes    # NO_MEMORY: what the request that failed asked for (0: unknown)
     Py_ssize_t max_line    # a longer line (bytes, without the newline) stops with BAD_LINE
-
-
-cdef inline uint64_t _descending_key(double score) noexcept nogil:
-    """An integer whose ascending order is the score's descending order. -0.0 and 0.0
-    get the same key, as they compare equal (they tie, as in trec_eval)."""
-    cdef uint64_t bits
-    score = score + 0.0                  # -0.0 -> 0.0
-    memcpy(&bits, &score, 8)
-    bits = ~bits if bits >> 63 else bits | 0x8000000000000000ULL   # ascending order
-    return ~bits
 
 
 cdef enum:
@@ -2143,7 +2123,7 @@ cdef void _sort_topic(Ranked* items, Entry* entries, Py_ssize_t n, int ties) noe
     cdef Py_ssize_t i, start, end
     cdef bint sorted_already = True
     for i in range(n):
-        items[i].key = _descending_key(entries[i].score)
+        items[i].key = descending_key(entries[i].score)
         items[i].entry = &entries[i]
         if i > 0 and items[i].key < items[i - 1].key:
             sorted_already = False

@@ -309,6 +309,16 @@ def _parts_in_turn(parsers: list, threads: int, read, where: tuple = ("", "")):
     return parsers[0] if not failed and merged == len(parsers) else None
 
 
+def _one_output(rankers: list, rows: list) -> None:
+    """Point each ranker of consecutive topic ranges (``rows[i]`` ranked rows for ranker
+    i) at its place in one output, so that appending them moves no rows."""
+    total = sum(rows)
+    levels, judged = np.empty(total, rankers[0].levels_dtype), np.empty(total, np.uint8)
+    scores = np.empty(total, np.float64) if rankers[0].keeps_scores else None
+    for ranker, at, n in zip(rankers, np.cumsum([0] + rows[:-1]).tolist(), rows):
+        ranker.write_rows_into(levels, judged, scores, at, n)
+
+
 def _rank_dict(make_ranker, run: dict, threads: int, where: tuple = ("<dict>", "run")):
     """A finished ranker of a run dict, its topics cut in ranges of at least
     DICT_TOPICS_PER_THREAD, each ranked by a ranker of its own (see _parts_in_turn)
@@ -319,12 +329,8 @@ def _rank_dict(make_ranker, run: dict, threads: int, where: tuple = ("<dict>", "
     bounds = [len(run) * part // parts for part in range(parts + 1)]
     rankers = [make_ranker() for _ in range(parts)]
     rows = rankers[0].dict_rows(run, bounds) if parts > 1 else None
-    if rows is not None:        # the ranges' rows go straight into one output
-        total = sum(rows)
-        levels, judged = np.empty(total, rankers[0].levels_dtype), np.empty(total, np.uint8)
-        scores = np.empty(total, np.float64) if rankers[0].keeps_scores else None
-        for ranker, at, n in zip(rankers, np.cumsum([0] + rows[:-1]).tolist(), rows):
-            ranker.write_rows_into(levels, judged, scores, at, n)
+    if rows is not None:
+        _one_output(rankers, rows)
 
     def read(part: int) -> bool:
         ranker = rankers[part]
@@ -616,14 +622,8 @@ def _rank_columns(make_ranker, run: Any, threads: int):
         parts = max(1, min(parts_for(threads), n_topics // COLUMN_TOPICS_PER_THREAD))
         bounds = [n_topics * part // parts for part in range(parts + 1)]
         rankers = [make_ranker() for _ in range(parts)]
-        if parts > 1:           # the ranges' rows go straight into one output
-            rows = rankers[0].column_rows(starts, bounds)
-            total = sum(rows)
-            levels = np.empty(total, rankers[0].levels_dtype)
-            judged = np.empty(total, np.uint8)
-            scores = np.empty(total, np.float64) if rankers[0].keeps_scores else None
-            for ranker, at, n in zip(rankers, np.cumsum([0] + rows[:-1]).tolist(), rows):
-                ranker.write_rows_into(levels, judged, scores, at, n)
+        if parts > 1:
+            _one_output(rankers, rankers[0].column_rows(starts, bounds))
 
         def read(part: int) -> bool:
             ranker = rankers[part]

@@ -789,35 +789,18 @@ def test_partitions_are_ranked_by_the_columnar_path(monkeypatch, ties):
     """Each partition goes to the native ranker as columns (no dict of its rows), against
     judgments shipped as an Arrow table and prepared natively; the values stay the
     single-machine ones bit for bit."""
-    from cumgain import native
-    calls = []
-    rank_columns = native._rank_columns
     reference = cumgain.evaluate(QRELS, RUN, ["map", "ndcg_cut.10", "P.5"], warn=False,
                                  ties=ties, seed=3)
-
-    def spy(make_ranker, run, threads):
-        calls.append(len(run))
-        return rank_columns(make_ranker, run, threads)
-
-    monkeypatch.setattr(native, "_rank_columns", spy)
-    monkeypatch.setattr(cgd, "_run_by_topic", None)     # the dict path is not taken
+    calls = spy_on_the_columnar_path(monkeypatch)
     with dask.config.set({"dataframe.shuffle.method": "tasks"}):   # (after the cluster test)
         result = dask_result(["map", "ndcg_cut.10", "P.5"], ties=ties, seed=3)
     assert_identical(result, reference)
     assert len(calls) == 4 and sum(calls) == len(RUN)
 
 
-@pytest.mark.parametrize("policies", [{}, {"ties": "input_order"}, {"judged_only": True}])
-def test_average_vectors_rank_partitions_by_the_columnar_path(monkeypatch, policies):
-    """Against the dict path, within the summation-order bound (the columnar ranking
-    gives each partition's topics in byte order, the dict path in input order)."""
+def spy_on_the_columnar_path(monkeypatch) -> list:
+    """From now on: the rows of each table the native ranker ranks, and no dict path."""
     from cumgain import native
-    with monkeypatch.context() as patched, \
-            dask.config.set({"dataframe.shuffle.method": "tasks"}):
-        patched.setattr(cgd, "_vector_task", lambda judged, setup: dask.delayed(
-            judged, pure=False, traverse=False))
-        expected = cgd.average_vectors(QRELS, as_dask(RUN), 20, warn=False,
-                                       partitioned_by_topic=False, scheduler="sync", **policies)
     calls = []
     rank_columns = native._rank_columns
 
@@ -827,6 +810,20 @@ def test_average_vectors_rank_partitions_by_the_columnar_path(monkeypatch, polic
 
     monkeypatch.setattr(native, "_rank_columns", spy)
     monkeypatch.setattr(cgd, "_run_by_topic", None)     # the dict path is not taken
+    return calls
+
+
+@pytest.mark.parametrize("policies", [{}, {"ties": "input_order"}, {"judged_only": True}])
+def test_average_vectors_rank_partitions_by_the_columnar_path(monkeypatch, policies):
+    """Against the dict path, within the summation-order bound (the columnar ranking
+    gives each partition's topics in byte order, the dict path in input order)."""
+    with monkeypatch.context() as patched, \
+            dask.config.set({"dataframe.shuffle.method": "tasks"}):
+        patched.setattr(cgd, "_vector_task", lambda judged, setup: dask.delayed(
+            judged, pure=False, traverse=False))
+        expected = cgd.average_vectors(QRELS, as_dask(RUN), 20, warn=False,
+                                       partitioned_by_topic=False, scheduler="sync", **policies)
+    calls = spy_on_the_columnar_path(monkeypatch)
     with dask.config.set({"dataframe.shuffle.method": "tasks"}):   # (after the cluster test)
         result = cgd.average_vectors(QRELS, as_dask(RUN), 20, warn=False,
                                      partitioned_by_topic=False, scheduler="sync", **policies)
