@@ -228,6 +228,11 @@ cdef inline bint _equal_bytes(const char* a, const char* b, Py_ssize_t n) noexce
     return cg_equal_bytes(a, b, n)
 
 
+cdef inline bint _same_bytes(Bytes* a, const char* b, Py_ssize_t n) noexcept nogil:
+    """Whether ``a`` holds exactly the ``n`` bytes at ``b``."""
+    return a.size == n and cg_equal_bytes(a.data, b, n)
+
+
 cdef inline int _push_bytes(Bytes* b, const char* s, Py_ssize_t n) noexcept nogil:
     if n == 0:
         return 0        # b.data may still be NULL: memcpy(NULL, s, 0) is undefined
@@ -2034,6 +2039,8 @@ cdef struct RunState:
     bint rows_borrowed         # the out_ arrays point into arrays the caller owns (see
                                # RunRanker.write_rows_into): never grown nor freed here
     Bytes tag
+    Bytes first_tag            # the first data line's tag, and whether a later line's
+    bint tags_differ           # differs from it (run names: cumgain.run_names)
     bint keep_scores
     Py_ssize_t n_lines_read
     int64_t lines_seen
@@ -2513,6 +2520,13 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
             return -1
         r.n_lines_read += 1
         tag_row, last_tag_start, last_tag_end = row, starts[5], ends[5]
+        if r.n_lines_read == 1:
+            if _push_bytes(&r.first_tag, row + starts[5], ends[5] - starts[5]) != 0:
+                r.status = NO_MEMORY
+                return -1
+        elif not r.tags_differ and not _same_bytes(&r.first_tag, row + starts[5],
+                                                   ends[5] - starts[5]):
+            r.tags_differ = True
     if tag_row != NULL:
         r.tag.size = 0
         if _push_bytes(&r.tag, tag_row + last_tag_start, last_tag_end - last_tag_start) != 0:
@@ -2588,6 +2602,12 @@ cdef class RunRanker:
             free(self.state.out_scores.data)
             free(self.state.out_judged.data)
         free(self.state.tag.data)
+        free(self.state.first_tag.data)
+
+    @property
+    def tags_agree(self):
+        """Whether every data line read had the same run tag (True before any line)."""
+        return not self.state.tags_differ
 
     def feed(self, const unsigned char[::1] text):
         """Parse a block of whole lines; returns the status (STATUS_OK or why it stopped)."""
@@ -2870,6 +2890,15 @@ cdef class RunRanker:
                         <void**>&r.tag.data, &r.tag.size, &r.tag.capacity, o.tag.data,
                         o.tag.size, 1, True) != 0)):
                 r.status = NO_MEMORY
+        if r.status == OK and o.n_lines_read > 0:
+            if r.n_lines_read == 0:
+                if _extend(<void**>&r.first_tag.data, &r.first_tag.size, &r.first_tag.capacity,
+                           o.first_tag.data, o.first_tag.size, 1, True) != 0:
+                    r.status = NO_MEMORY
+                r.tags_differ = o.tags_differ
+            elif o.tags_differ or not _same_bytes(&r.first_tag, o.first_tag.data,
+                                                  o.first_tag.size):
+                r.tags_differ = True
         if r.status != OK:
             return _settled(&r.status, &r.failed_bytes)
         r.n_lines_read += o.n_lines_read

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -332,26 +332,40 @@ def _check_same_topics(rankings: Mapping[str, Any]) -> None:
                 "qrels topic, missing ones score 0)")
 
 
-def rank_runs(qrels: Any, runs: Mapping[str, Any], *, topics: str = "both",
-              ties: str = "docno_desc", score_precision: str = "float64",
-              seed: Optional[int] = None, duplicates: str = "error", warn: bool = True) -> dict:
+def rank_runs(qrels: Any, runs: Union[Mapping[str, Any], Sequence[Any]], *,
+              topics: str = "both", ties: str = "docno_desc", score_precision: str = "float64",
+              seed: Optional[int] = None, duplicates: str = "error", warn: bool = True,
+              depth: Optional[int] = None, intersect: bool = False) -> dict:
     """Rank every run against ``qrels`` (:func:`cumgain.evaluator.rank`): ``{name: Ranking}``.
 
-    ``runs``: run name -> a TREC file path, ``{qid: {docid: score}}`` dict or DataFrame.
-    Policies as in :func:`cumgain.evaluate`. Every run must end up with the same
-    evaluated topics (else :class:`~cumgain.InputError`; ``topics="qrels"`` always
-    gives every run the qrels' topics).
+    ``runs``: run name -> a TREC file path, ``{qid: {docid: score}}`` dict or DataFrame;
+    or a list of run files, named by :func:`cumgain.run_names.run_names` (the run tag
+    where all its lines agree, else the file name, made unique). Policies as in
+    :func:`cumgain.evaluate`. Every run must end up with the same evaluated topics (else
+    :class:`~cumgain.InputError`; ``topics="qrels"`` always gives every run the qrels'
+    topics); with ``intersect=True`` each keeps the topics all runs have.
     """
     from cumgain.evaluator import rank
     from cumgain.native import prepare_qrels
+    from cumgain.run_names import run_names
 
-    if not isinstance(runs, Mapping):
-        raise InputError(f"runs must map run names to runs, got {type(runs).__name__}")
-    _check_run_names(list(runs))
+    if isinstance(runs, (str, bytes)) or not isinstance(runs, (Mapping, Sequence)):
+        raise InputError(f"runs must map run names to runs, or list run files, got "
+                         f"{type(runs).__name__}")
+    paths = None if isinstance(runs, Mapping) else list(runs)
+    named = runs if paths is None else {str(i): path for i, path in enumerate(paths)}
+    _check_run_names(list(named))
     qrels = prepare_qrels(qrels, duplicates=duplicates)  # read once (standard input can only be)
-    rankings = {name: rank(qrels, run, ties=ties, score_precision=score_precision,
+    rankings = {name: rank(qrels, run, ties=ties, score_precision=score_precision, depth=depth,
                            topics=topics, duplicates=duplicates, seed=seed, warn=warn)
-                for name, run in runs.items()}
+                for name, run in named.items()}
+    if paths is not None:
+        rankings = dict(zip(run_names(paths, list(rankings.values())), rankings.values()))
+        _check_run_names(list(rankings))
+    if intersect:
+        common = set.intersection(*(set(ranking.topics) for ranking in rankings.values()))
+        rankings = {name: ranking.on_topics(sorted(common))
+                    for name, ranking in rankings.items()}
     _check_same_topics(rankings)
     return rankings
 

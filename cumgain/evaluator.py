@@ -45,7 +45,7 @@ import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Iterable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -123,6 +123,20 @@ class Evaluation:
     empty_qrels_topics: tuple = ()
     run_tag: str = ""
     policies: dict = field(default_factory=dict)
+    run_tags_agree: bool = True
+
+    def on_topics(self, topics: Sequence[str]) -> "Evaluation":
+        """The evaluation kept on ``topics`` (each one of :attr:`topics`; kept in this
+        evaluation's order), its means recomputed over them (:func:`aggregate`)."""
+        index = {topic: t for t, topic in enumerate(self.topics)}
+        unknown = [topic for topic in topics if topic not in index]
+        if unknown:
+            raise InputError(f"topic {unknown[0]!r} is not one of the evaluated topics")
+        rows = np.array(sorted(index[topic] for topic in set(topics)), dtype=np.intp)
+        values = {name: np.asarray(column)[rows] for name, column in self.values.items()}
+        means = {m.name: aggregate(m, values[m.name], self.run_tag) for m in self.measures}
+        return dataclasses.replace(self, topics=tuple(self.topics[t] for t in rows),
+                                   values=values, means=means)
 
     def per_topic(self) -> dict:
         """``{topic: {measure: value}}``, pytrec_eval's shape."""
@@ -343,6 +357,18 @@ class Ranking:
     policies: dict
     _everything: "RankedBatch" = field(repr=False, compare=False)
     _chosen_index: np.ndarray = field(repr=False, compare=False)
+    run_tags_agree: bool = True
+
+    def on_topics(self, topics: Sequence[str]) -> "Ranking":
+        """The ranking kept on ``topics`` (each one of :attr:`topics`; kept in this
+        ranking's order)."""
+        index = {topic: t for t, topic in enumerate(self.topics)}
+        unknown = [topic for topic in topics if topic not in index]
+        if unknown:
+            raise InputError(f"topic {unknown[0]!r} is not one of the ranked topics")
+        rows = np.array(sorted(index[topic] for topic in set(topics)), dtype=np.intp)
+        return dataclasses.replace(self, topics=tuple(self.topics[t] for t in rows),
+                                   _chosen_index=self._chosen_index[rows])
 
     @functools.cached_property
     def _chosen(self) -> "RankedBatch":
@@ -486,12 +512,13 @@ def _ranking(qrels: Any, run: Any, *, ties: str, score_precision: str, depth: Op
                          depth=depth, duplicates=duplicates, threads=threads)
     if native is not None:
         run_topics_all, run_tag, empty = native.run_topics, native.tag, ()
+        tags_agree = native.tags_agree
     else:
         qrels = load_qrels(qrels, duplicates=duplicates)
         run = load_run(run, duplicates=duplicates)
         judged_counts = np.diff(qrels.offsets)
         empty = tuple(t for t, n in zip(qrels.topics, judged_counts) if n == 0)
-        run_topics_all, run_tag = run.topics, run.tag
+        run_topics_all, run_tag, tags_agree = run.topics, run.tag, run.tags_agree
 
     same = native is not None and native.same_topics
     if same:        # the usual case: the same topics judged and ranked, in the same order
@@ -526,7 +553,8 @@ def _ranking(qrels: Any, run: Any, *, ties: str, score_precision: str, depth: Op
                     seed=seed)
     ranking = Ranking(topics=tuple(chosen), run_only_topics=run_only, missing_topics=missing,
                       empty_qrels_topics=empty, run_tag=run_tag, policies=policies,
-                      _everything=everything, _chosen_index=chosen_index)
+                      _everything=everything, _chosen_index=chosen_index,
+                      run_tags_agree=tags_agree)
     return ranking, (native.release if native is not None else _nothing)
 
 
@@ -742,4 +770,4 @@ def _measured(ranking: Ranking, measure_list: list, policies: dict,
                       means=means, run_only_topics=ranking.run_only_topics,
                       missing_topics=ranking.missing_topics,
                       empty_qrels_topics=ranking.empty_qrels_topics, run_tag=ranking.run_tag,
-                      policies=policies)
+                      policies=policies, run_tags_agree=ranking.run_tags_agree)

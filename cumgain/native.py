@@ -77,6 +77,7 @@ class RankedInput:
     judged: np.ndarray            # in the qrels with a level >= 0
     scores: Optional[np.ndarray]  # as compared (after float32 rounding); kept for ties="average"
     tag: str
+    tags_agree: bool              # every line had that tag
     same_topics: bool             # the run ranks the qrels topics in their order (run topic
                                   # i is qrels topic i): run_topics names both
     judgments: NativeQrels
@@ -812,5 +813,5 @@ def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
         if not prepared:
             threading.Thread(target=judgments.table.release, daemon=True).start()
 
-    return RankedInput(run_topics, run_offsets, levels, judged, scores, tag, same_topics,
-                       judgments, release)
+    return RankedInput(run_topics, run_offsets, levels, judged, scores, tag,
+                       ranker.tags_agree, same_topics, judgments, release)

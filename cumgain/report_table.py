@@ -1,23 +1,22 @@
-"""Output of ``cumgain evaluate``: an aligned table, TSV, CSV or JSON lines.
+"""Output of ``cumgain evaluate``: a table in any of :data:`cumgain.formats.FORMATS`.
 
 One row per run (the means), or with ``per_topic`` one row per (run, topic) followed
 by the run's ``all`` row. Columns: ``run``, ``topic`` (per-topic output only), then
 one per measure, named as the measure was spelled. Counts (``num_*``) print as
 integers, text measures (``relstring``, ``runid``) as their text (empty where a measure
-has no summary, as ``relstring``). The table rounds to 4 decimals; TSV, CSV and JSON
-lines carry the full float64 value (the shortest text that reads back to the same
-double).
+has no summary, as ``relstring``). The text, markdown and LaTeX tables round to 4
+decimals; CSV, TSV, JSON and JSON lines carry the full float64 value (the shortest text
+that reads back to the same double; JSON writes NaN as null).
 """
 from __future__ import annotations
 
-import csv
-import json
 from dataclasses import dataclass
-from typing import Sequence, TextIO
+from typing import Sequence
 
 import numpy as np
 
-FORMATS = ("table", "tsv", "csv", "jsonl")
+from cumgain import formats
+from cumgain.formats import Column
 
 
 @dataclass
@@ -47,51 +46,13 @@ def add_result(table: Table, run_label: str, result) -> None:
         table.rows.append(((run_label,), [result.means[name] for name in names]))
 
 
-def _exact(value, kind: str):
-    """The value as JSON and CSV carry it: int for counts, str (or None) for text."""
-    if kind == "text":
-        return value
-    return int(value) if kind == "count" else float(value)
+def columns(table: Table) -> list:
+    """The table's columns for :func:`cumgain.formats.render`."""
+    return [Column(name, "label") for name in table.label_names] + \
+        [Column(name, kind) for name, kind in zip(table.measure_names, table.kinds)]
 
 
-def _rounded(value, kind: str) -> str:
-    """The value as the table shows it."""
-    if kind == "text":
-        return "" if value is None else str(value)
-    return str(int(value)) if kind == "count" else f"{value:.4f}"
-
-
-def write(table: Table, stream: TextIO, fmt: str) -> None:
-    """Write ``table`` to ``stream`` in format ``fmt`` (one of :data:`FORMATS`)."""
-    header = list(table.label_names) + list(table.measure_names)
-    if fmt == "jsonl":
-        for labels, values in table.rows:
-            record = dict(zip(table.label_names, labels))
-            record.update((name, _exact(value, kind)) for name, value, kind
-                          in zip(table.measure_names, values, table.kinds))
-            stream.write(json.dumps(record) + "\n")
-    elif fmt in ("tsv", "csv"):
-        writer = csv.writer(stream, delimiter="\t" if fmt == "tsv" else ",",
-                            lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
-        writer.writerow(header)
-        for labels, values in table.rows:
-            writer.writerow(list(labels) + [
-                ("" if value is None else str(value)) if kind == "text"
-                else repr(_exact(value, kind)) for value, kind in zip(values, table.kinds)])
-    elif fmt == "table":
-        body = [list(labels) + [_rounded(value, kind)
-                                for value, kind in zip(values, table.kinds)]
-                for labels, values in table.rows]
-        widths = [max([len(cell) for cell in column], default=0)
-                  for column in zip(header, *body)]
-        n_labels = len(table.label_names)
-
-        def line(cells):
-            parts = [cell.ljust(width) if i < n_labels else cell.rjust(width)
-                     for i, (cell, width) in enumerate(zip(cells, widths))]
-            return "  ".join(parts).rstrip()
-        stream.write(line(header) + "\n")
-        for cells in body:
-            stream.write(line(cells) + "\n")
-    else:
-        raise ValueError(f"unknown format {fmt!r}; choose one of {FORMATS}")
+def render(table: Table, fmt: str) -> str:
+    """The table as text in ``fmt`` (one of :data:`cumgain.formats.FORMATS`)."""
+    rows = [list(labels) + list(values) for labels, values in table.rows]
+    return formats.render(columns(table), rows, fmt, digits=4)

@@ -240,7 +240,8 @@ class Run:
     Topic ``t`` owns ``docnos[offsets[t]:offsets[t+1]]`` and the matching
     float64 ``scores`` in input order (not sorted: ranking is the engine's
     job). The arrays are laid out as in :class:`Qrels`. ``tag`` is the run
-    tag of the last line read (``""`` for dicts and DataFrames).
+    tag of the last line read (``""`` for dicts and DataFrames); ``tags_agree``: whether
+    every line has that tag.
     """
 
     topics: tuple[str, ...]
@@ -250,6 +251,7 @@ class Run:
     tag: str
     source: str
     lines: np.ndarray | None
+    tags_agree: bool = True
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """The run as ``{qid: {docno: score}}``."""
@@ -378,10 +380,11 @@ def read_run(path: str | os.PathLike, *, duplicates: str = "error",
     Parameters and errors are those of :func:`read_qrels`.
     """
     _check_policy(duplicates)
-    source, topics, tidx, docnos, values, lines, tag = _read_file(path, _RUN, max_line_bytes)
+    source, topics, tidx, docnos, values, lines, (tag, agree) = _read_file(path, _RUN,
+                                                                         max_line_bytes)
     offsets, docnos, values, lines = _assemble(
         source, topics, tidx, docnos, values, lines, duplicates, "docno", "topic")
-    return Run(topics, offsets, docnos, values, tag, source, lines)
+    return Run(topics, offsets, docnos, values, tag, source, lines, agree)
 
 
 def _read_file(path, kind: _Kind, max_line: int | None = None):
@@ -504,7 +507,7 @@ def _run_blocks(path, block_bytes: int, limit: int) -> Iterator[RunBlock]:
                 parsed = _parse_batch(text, first_line, source, kind)
                 if parsed is None:
                     continue
-                qids, docnos, tokens, lines, tag = parsed
+                qids, docnos, tokens, lines, tag, _ = parsed
                 scores = _parse_numbers(tokens, lines, text, first_line, source, kind)
                 found = True
                 yield RunBlock(source, qids, docnos, scores, lines, tag.decode(), text,
@@ -538,11 +541,12 @@ def _read_stream(stream: BinaryIO, source: str, kind: _Kind, limit: int):
     tidx_parts, value_parts, line_parts = [], [], []
     docnos: list[str] = []
     tag = b""
+    tags: set[bytes] = set()    # the distinct tags, up to two
     for text, first_line in _batches(stream, source, limit):
         batch = _parse_batch(text, first_line, source, kind)
         if batch is None:
             continue
-        qids, batch_docnos, tokens, lines, batch_tag = batch
+        qids, batch_docnos, tokens, lines, batch_tag, batch_tags = batch
         for qid in dict.fromkeys(qids):
             if qid not in topic_index:
                 topic_index[qid] = len(topic_index)
@@ -552,11 +556,13 @@ def _read_stream(stream: BinaryIO, source: str, kind: _Kind, limit: int):
         line_parts.append(lines)
         if batch_tag is not None:
             tag = batch_tag
+            if len(tags) < 2:
+                tags.update(batch_tags)
     if not docnos:
         raise FormatError(source, 0, f"{kind.empty} (the file has no data lines)")
     topics = tuple(qid.decode() for qid in topic_index)
     return (source, topics, np.concatenate(tidx_parts), docnos,
-            np.concatenate(value_parts), np.concatenate(line_parts), tag.decode())
+            np.concatenate(value_parts), np.concatenate(line_parts), (tag.decode(), len(tags) < 2))
 
 
 def _batches(stream: BinaryIO, source: str, limit: int | None = None
@@ -825,7 +831,8 @@ def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
         qids = tokens[0::step] if not kind.group_field else \
             list(map(b"\t".join, zip(tokens[0::step], tokens[kind.group_field::step])))
         return (qids, tokens[2::step], tokens[kind.value_field::step],
-                line_numbers, tokens[-2] if kind.has_tag else None)
+                line_numbers, tokens[-2] if kind.has_tag else None,
+                set(tokens[5::step]) if kind.has_tag else None)
     lines = text.split(b"\n")
     lines.pop()                                 # the text ends with a newline
     counts = np.fromiter(map(len, map(bytes.split, lines)), np.int64, n_lines)
@@ -870,7 +877,8 @@ def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
             list(map(column, (starts + 2).tolist())),
             list(map(column, (starts + kind.value_field).tolist())),
             (kept + first_line).astype(np.int64),
-            tokens[starts[-1] + 5] if kind.has_tag else None)
+            tokens[starts[-1] + 5] if kind.has_tag else None,
+            set(map(column, (starts + 5).tolist())) if kind.has_tag else None)
 
 
 def _shifted(tags: list[bytes]) -> np.ndarray:

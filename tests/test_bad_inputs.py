@@ -624,7 +624,8 @@ def test_a_failed_write_names_the_file(tmp_path, code, what):
     (["demo", "--no-plot"], True, "standard output: File too large"),
     (["trec_eval", "-q", "-m", "all_trec", "{qrels}", "{run}"], True,
      "standard output: File too large"),
-    (["evaluate", "{qrels}", "{run}", "-m", "P@1", "--per-topic"], True,
+    (["evaluate", "{qrels}", "{run}", "-m", "P@1", "-m", "P@2", "-m", "map", "-m", "num_ret",
+      "-m", "ndcg", "--per-topic", "-f", "json"], True,
      "standard output: File too large"),
 ])
 def test_the_command_line_names_the_file_a_write_failed_on(tmp_path, arguments, to_file,

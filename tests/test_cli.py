@@ -15,6 +15,7 @@ import pytest
 
 import cumgain
 from cumgain import cli
+from cumgain.cli import base, demo
 from cumgain.cli import main
 from cumgain.datasets import SplitMix64, demo_collection
 
@@ -100,16 +101,16 @@ def test_demo_tables_agree_with_the_curves():
     """The means printed by the demo (cumgain.evaluate's scalar kernels) equal the averaged
     curves at the same ranks (cumgain.curves, the vector kernels; what the PNG shows)."""
     collection = demo_collection()
-    curves = cli.demo_curves(collection)
+    curves = demo.demo_curves(collection)
     assert sorted(curves) == ["CG", "DCG", "nCG", "nDCG"]
     for run in collection.runs:
         result = cumgain.evaluate(collection.qrels, collection.runs[run],
-                                  [cli._demo_measure(kind, k) for kind in curves
-                                   for k in cli.DEMO_RANKS])
+                                  [demo._demo_measure(kind, k) for kind in curves
+                                   for k in demo.DEMO_RANKS])
         for kind, kind_curves in curves.items():
             assert len(kind_curves.runs[run]) == 100
-            for k in cli.DEMO_RANKS:
-                assert result.means[cli._demo_measure(kind, k)] == pytest.approx(
+            for k in demo.DEMO_RANKS:
+                assert result.means[demo._demo_measure(kind, k)] == pytest.approx(
                     kind_curves.runs[run][k - 1], rel=1e-12, abs=1e-12)
 
 
@@ -154,8 +155,8 @@ def test_demo_plots_into_a_fresh_private_folder(capsys, tmp_path, monkeypatch):
                           text=True, check=True, cwd=tmp_path, env=env)
     written = [Path(done.stdout.rsplit("wrote ", 1)[1].strip())]
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    small = cli.demo_curves(depth=10)
-    monkeypatch.setattr(cli, "demo_curves", lambda: small)
+    small = demo.demo_curves(depth=10)
+    monkeypatch.setattr(demo, "demo_curves", lambda: small)
     assert main(["demo"]) == 0
     written.append(Path(capsys.readouterr().out.rsplit("wrote ", 1)[1].strip()))
     assert victim.read_bytes() == b"precious"
@@ -226,5 +227,5 @@ def test_a_memory_error_is_one_line_and_its_own_exit_status(capsys, error, line)
     def handler(args):
         raise error
 
-    assert cli._run(handler, None, "cumgain evaluate") == cli.EXIT_NO_MEMORY == 3
+    assert base.run(handler, None, "cumgain evaluate") == cli.EXIT_NO_MEMORY == 3
     assert capsys.readouterr().err == f"cumgain evaluate: error: {line}\n"

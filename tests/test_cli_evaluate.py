@@ -18,6 +18,7 @@ import pytest
 
 import cumgain
 from cumgain import cli
+from cumgain.cli import evaluate
 from cumgain.datasets import demo_collection
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -44,9 +45,9 @@ def test_table_golden(capsys, monkeypatch):
     assert status == 0
     assert out == (GOLDEN / "tiny.evaluate.table.out").read_text(encoding="utf-8")
     assert err.splitlines() == [
-        "cumgain evaluate: tiny.run: 1 run topic without judgments, not evaluated: 5",
-        "cumgain evaluate: tiny.run: 1 qrels topic missing from the run, skipped: 3",
-        "cumgain evaluate: tiny2.run: 1 qrels topic missing from the run, skipped: 10",
+        "cumgain evaluate: tinyrun: 1 run topic without judgments, not evaluated: 5",
+        "cumgain evaluate: tinyrun: 1 qrels topic missing from the run, skipped: 3",
+        "cumgain evaluate: tiny2: 1 qrels topic missing from the run, skipped: 10",
     ]
 
 
@@ -80,9 +81,9 @@ def test_machine_formats_carry_the_exact_values(capsys, fmt):
         rows = list(csv.DictReader(io.StringIO(out), delimiter="\t" if fmt == "tsv" else ","))
     names = ["ndcg_cut_3", "map", "num_ret", "nDCG@3(discount=tois,base=10)"]
     assert list(rows[0]) == ["run", "topic"] + names
-    for run in (RUN1, RUN2):
+    for run, name in ((RUN1, "tinyrun"), (RUN2, "tiny2")):     # named by their run tags
         result = api(run, measures)
-        ours = [row for row in rows if row["run"] == run]
+        ours = [row for row in rows if row["run"] == name]
         assert [row["topic"] for row in ours] == list(result.topics) + ["all"]
         for row in ours:
             for name in names:
@@ -138,7 +139,7 @@ def test_complete_scores_missing_topics_zero(capsys):
 
 def test_default_measures(capsys):
     status, out, _ = run_main(capsys, QRELS, RUN1)
-    assert out.splitlines()[0].split() == ["run", *cli.DEFAULT_MEASURES]
+    assert out.splitlines()[0].split() == ["run", *evaluate.DEFAULT_MEASURES]
 
 
 def test_demo_collection_files_give_the_dict_results(capsys, tmp_path):
@@ -168,7 +169,7 @@ def test_progress_bar_only_on_request_or_large_input_on_a_terminal(capsys, monke
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
     status, out, err = run_main(capsys, *args)
     assert "\r" not in err                                 # small input
-    monkeypatch.setattr(cli, "LARGE_INPUT_BYTES", 10)
+    monkeypatch.setattr(evaluate, "LARGE_INPUT_BYTES", 10)
     status, out, err = run_main(capsys, *args)
     assert "3/3" in err and out == plain
     status, out, err = run_main(capsys, *args, "--progress", "never")
@@ -211,7 +212,7 @@ def test_stdin_and_gzip(tmp_path):
                                input=data, capture_output=True, timeout=120)
     assert completed.returncode == 0
     row = completed.stdout.decode().splitlines()[1].split("\t")
-    assert row[0] == "<stdin>"
+    assert row[0] == "tinyrun"      # its run tag (every line has it)
     assert float(row[1]) == api(RUN1, ["map"]).means["map"]
     assert math.isclose(float(row[1]), ((1 + 2 / 3) / 2 + 1 + 0.25) / 3)
 

@@ -12,17 +12,19 @@ with Friedman's test (Conover's pairs, Holm's correction). The gain schemes adap
 qrels' highest level L: binary (0 then L ones), ratio (0-1-10-...-10^(L-1)) and
 highest level only (L zeros then 1); for graded 0-3 qrels these are the paper's
 0-1-1-1, 0-1-10-100 and 0-0-0-1. Qrels with non-integer levels get the identity gain.
-Runs are named by their run tag (the last line's, as trec_eval's runid), or by file
-name with ``--names file``.
+Runs are named by :func:`cumgain.run_names.run_names` (the run tag where all its lines
+agree, else the file name, made unique).
 """
 from __future__ import annotations
 
 import argparse
-import os
-import sys
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
+
+from cumgain.cli import options
+from cumgain.cli.base import EXIT_INPUT, EXIT_NO_TOPICS, EXIT_USAGE, Failure, topic_notes, \
+    write_output
 
 HELP = "significance tests and the paper's Table 2 for a set of runs"
 DESCRIPTION = """\
@@ -34,8 +36,9 @@ Without -m, the defaults follow the paper: avg-pos up to rank 200 of the nCG and
 vectors (TOIS discount, b = 2), the gain schemes binary, ratio and highest-level-only
 adapted to the qrels' top level L (0-1-1-1, 0-1-10-100, 0-0-0-1 for levels 0-3).
 Measures named with -m are computed as named (as `cumgain evaluate` does), under other
-gain schemes only with -g. Friedman's test with Conover's pairs and Holm's correction. Runs are named by their run tag (--names file:
-by file name). Topics left out are listed on stderr."""
+gain schemes only with -g. Friedman's test with Conover's pairs and Holm's correction. Runs are named by
+their run tag where all its lines agree, else by file name (made unique). Topics
+left out are listed on stderr."""
 
 EPILOG = """\
 examples:
@@ -50,7 +53,6 @@ A pair after an omnibus test is marked only if the omnibus test is significant
 at the same level."""
 
 DEFAULT_MEASURES = ("avg_pos_nCG@200", "avg_pos_nDCG@200(discount=tois, base=2)")
-NAME_SOURCES = ("tag", "file")
 
 
 def paper_gain_schemes(levels: np.ndarray) -> list:
@@ -76,20 +78,14 @@ def paper_gain_schemes(levels: np.ndarray) -> list:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cumgain.report import DEFAULT_FORMAT, FORMATS
     from cumgain.stats import CORRECTIONS, TESTS, ZERO_METHODS
 
     parser.epilog = EPILOG
-    parser.add_argument("qrels", help="the qrels file")
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="run files (at least two)")
-    parser.add_argument("-m", "--measure", dest="measures", action="append", metavar="MEASURE",
-                        help="a measure in any supported spelling; repeatable (default: "
-                             + ", ".join(DEFAULT_MEASURES) + ")")
-    parser.add_argument("-g", "--gains", action="append", metavar="SCHEME",
-                        help="gain scheme of the graded measures, repeatable: one row per "
-                             "scheme and measure (default: the measures as named with -m, "
-                             "as `cumgain evaluate` computes them; without -m, the paper's "
-                             "three schemes for the qrels' levels)")
+    options.add_inputs(parser, "run files (at least two)")
+    options.add_measures(parser, DEFAULT_MEASURES)
+    options.add_gains(parser, "default: the measures as named with -m, as `cumgain evaluate` "
+                              "computes them; without -m, the paper's three schemes for the "
+                              "qrels' levels")
     parser.add_argument("--test", choices=TESTS, default="friedman",
                         help="friedman (default), anova, ttest, wilcoxon or randomization")
     parser.add_argument("--posthoc", choices=("conover", "nemenyi"),
@@ -103,42 +99,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pairs", action="store_true",
                         help="print every pair's numbers (statistic, p, corrected p, means, "
                              "relative difference, practical significance) instead")
-    parser.add_argument("-f", "--format", choices=FORMATS, default=DEFAULT_FORMAT,
-                        help="md (default), latex (booktabs) or csv (full precision)")
     parser.add_argument("--digits", type=int, default=3, metavar="N",
-                        help="decimals of the means in md and latex (default 3, as the paper)")
-    parser.add_argument("--names", choices=NAME_SOURCES, default="tag",
-                        help="name runs by run tag (default) or by file name")
-    parser.add_argument("-c", "--complete", action="store_true",
-                        help="evaluate every qrels topic; a run missing one scores 0 on it")
-    parser.add_argument("--intersect", action="store_true",
-                        help="compare on the topics every run covers (default: an error when "
-                             "the runs cover different topics)")
+                        help="decimals of the means in the text formats (default 3, as the "
+                             "paper)")
     parser.add_argument("--permutations", type=int, default=10_000, metavar="N",
                         help="resamples of the randomization test (default 10000)")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed of the randomization test (default 0: reproducible output)")
     parser.add_argument("--zero-method", choices=ZERO_METHODS, default="wilcox",
                         help="Wilcoxon's handling of zero differences (scipy's zero_method)")
+    options.add_relevance(parser)
+    options.add_topics(parser)
+    options.add_ranking(parser)
+    options.add_output(parser, default_format="markdown")
+    options.add_progress(parser)
     parser.set_defaults(handler=run_compare)
 
 
-def _run_name(path: str, evaluation, source: str) -> str:
-    if source == "tag" and evaluation.run_tag:
-        return evaluation.run_tag
-    return "<stdin>" if path == "-" else os.path.basename(path)
-
-
-def _row_spellings(measures: Sequence[str], gains: Sequence[str], explicit: bool) -> list:
+def _row_spellings(measures: Sequence[str], gains: Sequence[str], discount: Optional[str],
+                   base: Optional[float], explicit: bool) -> list:
     """One spelling per gain scheme (outer) and measure (inner), as the paper's Table 2
     orders its rows; measures the schemes do not apply to appear once."""
-    from cumgain.cli import _with_options
     from cumgain.exceptions import InputError
 
     spellings, applied = [], False
     for scheme in gains:
         for measure in measures:
-            variants, applies = _with_options(measure, [scheme], None, None)
+            variants, applies = options.with_gain_options(measure, [scheme], discount, base)
             spellings.extend(variants)
             applied = applied or applies
     if explicit and not applied:
@@ -150,23 +135,23 @@ def _row_spellings(measures: Sequence[str], gains: Sequence[str], explicit: bool
 def run_compare(args: argparse.Namespace) -> int:
     """``cumgain compare``: evaluate, compare, print one report."""
     from cumgain import report, stats
-    from cumgain.cli import (EXIT_INPUT, EXIT_NO_TOPICS, EXIT_USAGE, Failure, _topic_notes,
-                             _write_text)
     from cumgain.evaluator import evaluate
     from cumgain.exceptions import InputError
     from cumgain.gains import gain_mapping
     from cumgain.measures import parse_measures
     from cumgain.native import prepare_qrels
+    from cumgain.run_names import run_names
 
-    prog = args.prog
     if len(args.runs) < 2:
         raise Failure(EXIT_USAGE, "give at least two runs to compare")
     if args.posthoc and args.test != "friedman":
         pairs = "Tukey's HSD" if args.test == "anova" else "no post-hoc step"
         raise Failure(EXIT_USAGE, f"--posthoc goes with --test friedman (--test {args.test} "
                                   f"has {pairs})")
-    if [args.qrels, *args.runs].count("-") > 1:
-        raise Failure(EXIT_USAGE, "only one input can be standard input ('-')")
+    options.check_inputs(args)
+    topic_policy = options.topic_policy(args)
+    if args.output is not None:
+        options.refuse_output(args)
     if args.permutations < 1:
         raise Failure(EXIT_USAGE, f"--permutations must be at least 1, got {args.permutations}")
     if not 0 <= args.digits <= 17:
@@ -179,39 +164,39 @@ def run_compare(args: argparse.Namespace) -> int:
     except InputError as error:
         raise Failure(EXIT_USAGE, str(error)) from None
 
+    discount = options.discount(args)
     qrels = prepare_qrels(args.qrels)
     try:
         if args.gains:                  # the schemes asked for, one row per scheme
-            spellings = _row_spellings(measures, list(args.gains), explicit=True)
+            spellings = _row_spellings(measures, list(args.gains), discount, args.base,
+                                       explicit=True)
         elif args.measures:             # the measures as named, as `cumgain evaluate`
-            spellings = measures
+            spellings = options.measure_spellings(args, DEFAULT_MEASURES)
         else:                           # the paper's Table 2
             spellings = _row_spellings(measures, paper_gain_schemes(qrels.relevance),
-                                       explicit=False)
+                                       discount, args.base, explicit=False)
         # rows are labelled by the canonical measure names (the spelling without spaces,
         # as the columns of `cumgain evaluate`); "P.5,10" gives two rows
         row_names = list(dict.fromkeys(m.name for m in parse_measures(spellings)))
     except InputError as error:
         raise Failure(EXIT_USAGE, str(error)) from None
 
-    topic_policy = "qrels" if args.complete else "both"
-    evaluations, notes = {}, []
-    try:
-        for path in args.runs:
-            label = "<stdin>" if path == "-" else path
-            result = evaluate(qrels, path, spellings, topics=topic_policy, warn=False)
-            if not result.topics:
-                raise Failure(EXIT_NO_TOPICS, f"{label}: no topic of the run is in "
-                                              f"{qrels.source}; nothing to compare")
-            notes.extend(_topic_notes(label, result, topic_policy))
-            name = _run_name(path, result, args.names)
-            if name in evaluations:
-                hint = " (use --names file)" if args.names == "tag" else ""
-                raise Failure(EXIT_USAGE, f"two runs are named {name!r}{hint}")
-            evaluations[name] = (path, result)
-    finally:
-        for note in notes:
-            print(f"{prog}: {note}", file=sys.stderr)
+    results = []
+    for path in args.runs:
+        label = options.input_label(path)
+        result = evaluate(qrels, path, spellings, topics=topic_policy,
+                          relevance_level=args.relevance_level, judged_only=args.judged_only,
+                          depth=args.depth, ties=args.ties, seed=args.seed,
+                          score_precision=args.score_precision, warn=False)
+        if not result.topics:
+            raise Failure(EXIT_NO_TOPICS, f"{label}: no topic of the run is in "
+                                          f"{qrels.source}; nothing to compare")
+        results.append(result)
+    names = run_names(args.runs, results)
+    for name, result in zip(names, results):
+        for text in topic_notes(name, result, topic_policy):
+            options.note(args, text)
+    evaluations = {name: (path, result) for name, path, result in zip(names, args.runs, results)}
 
     baseline = None
     if args.baseline is not None:
@@ -243,5 +228,38 @@ def run_compare(args: argparse.Namespace) -> int:
         table = report.baseline_table(rows, baseline, digits=args.digits)
     else:
         table = report.significance_table(rows, digits=args.digits)
-    _write_text(table.render(args.format))
+    write_output(render(table, args.format), args.output, args.overwrite)
     return 0
+
+
+def render(table, fmt: str) -> str:
+    """A report in any output format: markdown and LaTeX as the report writes them (marks
+    as superscripts), ``table`` as aligned text with the marks after the values and the
+    legend below; CSV, TSV, JSON and JSON lines from its records (full precision, marks
+    in their own columns, the tests' details as columns)."""
+    from cumgain import formats
+    if fmt in ("markdown", "latex", "csv"):
+        return table.render("md" if fmt == "markdown" else fmt)
+    if fmt == "table":
+        numeric = [all(isinstance(cells[i].value, (int, float)) or cells[i].value is None
+                       for _, cells, _ in table.rows) for i in range(len(table.columns))]
+        columns = [formats.Column(table.index_name, "label")] + \
+            [formats.Column(name, "text", right) for name, right in zip(table.columns, numeric)]
+        rows = [[label] + [table._text(cell) + cell.marker for cell in cells]
+                for label, cells, _ in table.rows]
+        return formats.render(columns, rows, "table", notes=table.notes)
+    header, records = table._records()
+    columns = [formats.Column(name, _kind([record[i] for record in records]))
+               for i, name in enumerate(header)]
+    columns[0] = formats.Column(header[0], "label")
+    return formats.render(columns, records, fmt, digits=table.digits, notes=table.notes)
+
+
+def _kind(values: list) -> str:
+    """A records column's kind: count (ints), float (numbers) or text."""
+    present = [value for value in values if value is not None]
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return "count"
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return "float"
+    return "text"

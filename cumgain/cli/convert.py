@@ -60,7 +60,7 @@ def run_convert(args: argparse.Namespace) -> int:
     """``cumgain convert``: read with the reference reader, write Parquet through Dask."""
     from cumgain._optional import require
     from cumgain.atomic import check_folder
-    from cumgain.cli import refuse_existing
+    from cumgain.cli.base import refuse_existing
     from cumgain.manifest import check_replaceable
     from cumgain.trec_io import load_qrels, load_run
 

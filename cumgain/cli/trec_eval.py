@@ -3,7 +3,7 @@ NIST trec_eval 10.0, the same options and the same output byte for byte.
 
 Every number comes from :func:`cumgain.evaluate`; the measure selection and the lines
 are :mod:`cumgain.report_trec`'s. ``--trec-eval-version 9`` reproduces trec_eval 9.0.8,
-the version inside pytrec_eval. Errors go through :func:`cumgain.cli._run`.
+the version inside pytrec_eval. Errors go through :func:`cumgain.cli.base.run`.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import sys
 
 import numpy as np
 
+from cumgain.cli.base import truncated, truncated_positive, version
 from cumgain.exceptions import InputError
 
 HELP = "a drop-in for trec_eval 10.0 (same flags, same output)"
@@ -40,8 +41,7 @@ QRELS_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
 
 
 def _truncated_count(text: str) -> int:
-    from cumgain.cli import _truncated
-    value = _truncated(text)
+    value = truncated(text)
     if not 0 <= value < 2 ** 53:
         raise argparse.ArgumentTypeError(f"{text!r} must be a whole number >= 0")
     return value
@@ -54,7 +54,6 @@ def _refused(what: str):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cumgain.cli import _truncated, _truncated_positive, _version
     parser.add_argument("-h", "--help", dest="help", action="store_true",
                         help="this help; with -m, what those measures compute")
     parser.add_argument("-q", "--query_eval_wanted", dest="per_topic", action="store_true",
@@ -69,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         action="store_true",
                         help="average over every qrels topic; topics missing from the run "
                              "score 0 (and print with -q)")
-    parser.add_argument("-l", "--level_for_rel", dest="level", type=_truncated, default=1,
+    parser.add_argument("-l", "--level_for_rel", dest="level", type=truncated, default=1,
                         metavar="N", help="relevant means level >= N for the binary "
                                           "measures (default 1; a fraction is truncated, as "
                                           "trec_eval does); gains never change")
@@ -78,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-J", "--Judged_docs_only", dest="judged_only", action="store_true",
                         help="drop unjudged documents from the ranking before evaluating")
     parser.add_argument("-M", "--Max_retrieved_per_topic", dest="depth",
-                        type=_truncated_positive, metavar="N",
+                        type=truncated_positive, metavar="N",
                         help="keep only the top N documents per topic")
     parser.add_argument("-N", "--Number_docs_in_coll", dest="collection_size",
                         type=_truncated_count, default=0, metavar="N",
@@ -99,7 +98,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-D", "--Debug_level", type=_refused("-D (debug output)"),
                         help=argparse.SUPPRESS)
     parser.add_argument("-v", "--version", action="version",
-                        version=f"cumgain-trec-eval {_version()} (trec_eval 10.0 output)")
+                        version=f"cumgain-trec-eval {version()} (trec_eval 10.0 output)")
     parser.add_argument("--trec-eval-version", choices=TREC_EVAL_VERSIONS, default="10",
                         help="10 (default) or 9: reproduce trec_eval 9.0.8 / pytrec_eval "
                              "(scores ranked as 32-bit floats; iprec_at_recall and 11pt_avg "
@@ -143,8 +142,8 @@ def _read_qrels(args):
 def run_trec_eval(args: argparse.Namespace) -> int:
     """``cumgain trec_eval``: evaluate one run and print trec_eval's lines."""
     from cumgain import report_trec
-    from cumgain.cli import EXIT_NO_TOPICS, EXIT_USAGE, Failure, _plural, _topic_list, \
-        _write_text
+    from cumgain.cli.base import EXIT_NO_TOPICS, EXIT_USAGE, Failure, plural, topic_list, \
+        write_text
     from cumgain.evaluator import evaluate
     from cumgain.measures import parse_measures
     from cumgain.trec_io import load_run
@@ -155,7 +154,7 @@ def run_trec_eval(args: argparse.Namespace) -> int:
             text = _measure_help(args.measures or [])
         except InputError as error:
             raise Failure(EXIT_USAGE, str(error)) from None
-        _write_text(args.parser.format_help() + "\n" + text)
+        write_text(args.parser.format_help() + "\n" + text)
         return 0
     if args.qrels is None or args.run is None:
         raise Failure(EXIT_USAGE, "give a qrels file and a run file (see -h)")
@@ -189,8 +188,8 @@ def run_trec_eval(args: argparse.Namespace) -> int:
     if result.missing_topics and not args.complete and not version9:
         missing = list(result.missing_topics)
         one = len(missing) == 1
-        print(f"{prog}: warning: {_plural(len(missing), 'qrels topic')} missing from the "
-              f"run {'was' if one else 'were'} skipped: {_topic_list(missing)} "
+        print(f"{prog}: warning: {plural(len(missing), 'qrels topic')} missing from the "
+              f"run {'was' if one else 'were'} skipped: {topic_list(missing)} "
               f"(trec_eval 10.0 would stop here; use -c to score {'it' if one else 'them'} 0)",
               file=sys.stderr)
     if zscores is not None:
@@ -212,8 +211,8 @@ def run_trec_eval(args: argparse.Namespace) -> int:
     for line in lines:
         chunk.append(line)
         if len(chunk) >= 65536:
-            _write_text("\n".join(chunk) + "\n")
+            write_text("\n".join(chunk) + "\n")
             chunk = []
     if chunk:
-        _write_text("\n".join(chunk) + "\n")
+        write_text("\n".join(chunk) + "\n")
     return 0
