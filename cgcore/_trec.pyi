@@ -4,6 +4,8 @@ from typing import Optional
 import numpy as np
 import numpy.typing as npt
 
+from cgcore._columns import TextColumn
+
 STATUS_OK: int
 STATUS_BAD_LINE: int
 STATUS_DUPLICATE: int
@@ -21,21 +23,6 @@ TIES_DOCNO_DESC: int
 TIES_DOCNO_ASC: int
 TIES_INPUT_ORDER: int
 TIES_RANDOM: int
-
-class TextColumn:
-    def __init__(self, offsets: Optional[npt.NDArray[np.int32 | np.int64]],
-                 data: Optional[npt.NDArray[np.uint8]],
-                 indices: Optional[npt.NDArray[np.int32]] = ...,
-                 views: Optional[npt.NDArray[np.uint8]] = ...,
-                 addresses: Optional[npt.NDArray[np.uintp]] = ...,
-                 sizes: Optional[npt.NDArray[np.int64]] = ..., owner: object = ...) -> None: ...
-    @property
-    def valid(self) -> bool: ...
-    @property
-    def n_rows(self) -> int: ...
-
-def group_rows(topics: TextColumn) -> Optional[tuple[npt.NDArray[np.int64],
-                                                     Optional[npt.NDArray[np.int64]]]]: ...
 
 class QrelsTable:
     def __init__(self, indexed: bool = ..., max_line_bytes: int = ...) -> None: ...

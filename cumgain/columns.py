@@ -27,7 +27,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from cgcore import _trec
+from cgcore import _columns
 from cumgain._optional import require
 from cumgain.exceptions import InputError
 
@@ -150,8 +150,8 @@ def _arrow_table(obj: Any, source: str):
 class ArrowColumns:
     """The three columns of a table, as the compiled ranker reads them."""
 
-    query_ids: Any          # _trec.TextColumn
-    doc_ids: Any            # _trec.TextColumn
+    query_ids: Any          # _columns.TextColumn
+    doc_ids: Any            # _columns.TextColumn
     values: np.ndarray      # float64
     source: str
     keep: Any               # the Arrow data the columns point into
@@ -205,7 +205,7 @@ def _pandas_in_place(frame: Any, chosen: list, source: str) -> Optional[ArrowCol
             values.dtype) or not pd.api.types.is_numeric_dtype(values.dtype) \
             or isinstance(values.dtype, pd.api.extensions.ExtensionDtype):
         return None
-    query_ids, doc_ids = (_trec.TextColumn.of_strs(np.ascontiguousarray(
+    query_ids, doc_ids = (_columns.TextColumn.of_strs(np.ascontiguousarray(
         series.to_numpy(dtype=object))) for series in ids)
     if not (query_ids.valid and doc_ids.valid):
         return None
@@ -224,7 +224,7 @@ def _one_chunk(chunked: Any):
 
 
 def text_column(chunked: Any) -> Optional[Any]:
-    """An id column as a _trec.TextColumn over its Arrow buffers, or None (nulls, a
+    """An id column as a _columns.TextColumn over its Arrow buffers, or None (nulls, a
     type whose text is not what ``str()`` writes, ids that are not valid)."""
     import pyarrow as pa
     array = _one_chunk(chunked)
@@ -244,11 +244,11 @@ def text_column(chunked: Any) -> Optional[Any]:
             column = _view_column(dictionary, indices)
         else:
             offsets, data = _string_buffers(_as_string(dictionary))
-            column = _trec.TextColumn(offsets, data, indices)
+            column = _columns.TextColumn(offsets, data, indices)
     elif str(kind) == "string_view":
         column = _view_column(array)
     elif _is_text(kind) or pa.types.is_integer(kind):
-        column = _trec.TextColumn(*_string_buffers(_as_string(array)))
+        column = _columns.TextColumn(*_string_buffers(_as_string(array)))
     else:
         return None
     return column if column.valid else None
@@ -263,7 +263,7 @@ def _view_column(array: Any, indices: Optional[np.ndarray] = None):
     data = [buffer for buffer in buffers[2:] if buffer is not None]
     addresses = np.array([buffer.address for buffer in data], np.uintp)
     sizes = np.array([buffer.size for buffer in data], np.int64)
-    return _trec.TextColumn(None, None, indices, views, addresses, sizes, data)
+    return _columns.TextColumn(None, None, indices, views, addresses, sizes, data)
 
 
 def _is_text(kind: Any) -> bool:

@@ -35,7 +35,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from cgcore import _trec
+from cgcore import _columns, _trec
 from cumgain import columns, trec_io
 from cumgain.exceptions import OutOfMemoryError
 from cumgain.limits import MAX_THREADS, whole_number
@@ -615,7 +615,7 @@ def _rank_columns(make_ranker, run: Any, threads: int):
         return None
     where = (table_columns.source, "run")
     with _reading(*where):
-        grouped = _trec.group_rows(table_columns.query_ids)
+        grouped = _columns.group_rows(table_columns.query_ids)
         if grouped is None:
             return None
         starts, order = grouped

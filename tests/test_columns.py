@@ -276,29 +276,29 @@ def test_integer_ids_read_as_their_digits_and_float_ids_as_str_writes_them():
 
 
 def test_text_column_refuses_buffers_that_do_not_hold_together():
-    from cgcore import _trec
+    from cgcore import _columns
     data = np.frombuffer(b"abcdef", np.uint8)
-    assert _trec.TextColumn(np.array([0, 3, 6], np.int32), data).valid
-    assert not _trec.TextColumn(np.array([0, 4, 3], np.int32), data).valid     # backwards
-    assert not _trec.TextColumn(np.array([0, 3, 7], np.int64), data).valid     # past data
-    assert not _trec.TextColumn(np.array([-1, 3], np.int64), data).valid
-    assert not _trec.TextColumn(np.array([0, 3, 6], np.int32), data,
-                                np.array([0, 2], np.int32)).valid              # index
-    assert not _trec.TextColumn(np.array([0, 2], np.int32),
-                                np.frombuffer(b"\xff\xfe", np.uint8)).valid    # not UTF-8
+    assert _columns.TextColumn(np.array([0, 3, 6], np.int32), data).valid
+    assert not _columns.TextColumn(np.array([0, 4, 3], np.int32), data).valid     # backwards
+    assert not _columns.TextColumn(np.array([0, 3, 7], np.int64), data).valid     # past data
+    assert not _columns.TextColumn(np.array([-1, 3], np.int64), data).valid
+    assert not _columns.TextColumn(np.array([0, 3, 6], np.int32), data,
+                                   np.array([0, 2], np.int32)).valid           # index
+    assert not _columns.TextColumn(np.array([0, 2], np.int32),
+                                   np.frombuffer(b"\xff\xfe", np.uint8)).valid  # not UTF-8
     with pytest.raises(ValueError):
-        _trec.group_rows(_trec.TextColumn(np.array([0, 4, 3], np.int32), data))
+        _columns.group_rows(_columns.TextColumn(np.array([0, 4, 3], np.int32), data))
 
 
 def test_group_rows_keeps_row_order_within_each_topic():
-    from cgcore import _trec
+    from cgcore import _columns
     words = ["b", "a", "b", "c", "a", "b"]
     array = pa.array(words)
     offsets, data = columns._string_buffers(array)
-    starts, order = _trec.group_rows(_trec.TextColumn(offsets, data))
+    starts, order = _columns.group_rows(_columns.TextColumn(offsets, data))
     assert starts.tolist() == [0, 3, 5, 6] and order.tolist() == [0, 2, 5, 1, 4, 3]
     offsets, data = columns._string_buffers(pa.array(sorted(words)))
-    starts, order = _trec.group_rows(_trec.TextColumn(offsets, data))
+    starts, order = _columns.group_rows(_columns.TextColumn(offsets, data))
     assert starts.tolist() == [0, 2, 5, 6] and order is None
 
 

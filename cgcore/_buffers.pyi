@@ -1,0 +1,1 @@
+"""Growable arrays handed to numpy (nothing public)."""
