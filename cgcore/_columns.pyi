@@ -20,3 +20,6 @@ class TextColumn:
 
 def group_rows(topics: TextColumn) -> Optional[tuple[npt.NDArray[np.int64],
                                                      Optional[npt.NDArray[np.int64]]]]: ...
+
+
+def _set_allocation_limit(n: int) -> int: ...

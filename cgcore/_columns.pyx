@@ -1,18 +1,24 @@
 """Arrow string columns read in place (see _columns.pxd), checked before use, and
 grouped by topic (:func:`group_rows`)."""
-from libc.stdint cimport int64_t, uint64_t, uint8_t, int32_t, uint32_t
+from libc.stdint cimport int64_t, uint8_t, int32_t, uint32_t
 from libc.stdlib cimport free
 from libc.string cimport memset
 
 from cpython.ref cimport PyObject
 
-from cgcore._buffers cimport Int64s, _int64_array, _push_int64, cg_malloc, cg_take_failed_bytes
+from cgcore._buffers cimport (Int64s, _push_int64, cg_malloc, cg_set_allocation_limit,
+                              cg_take_failed_bytes)
 from cgcore._strings cimport (Strings, _strings_add, _strings_equal, _strings_free,
                               _strings_init)
 from cgcore._text cimport (PyUnicode_CheckExact, PyUnicode_IS_COMPACT_ASCII, _utf8,
                            _valid_utf8, cg_ascii_no_nul)
 
 import numpy as np
+
+
+def _set_allocation_limit(size_t n):
+    """This module's allocation limit (see cgcore._trec._set_allocation_limit)."""
+    return cg_set_allocation_limit(n)
 
 
 cdef char _NO_BYTES = 0     # the data of a column without text

@@ -35,7 +35,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from cgcore import _columns, _trec
+from cgcore import _columns, _qrels, _trec
 from cumgain import columns, trec_io
 from cumgain.exceptions import OutOfMemoryError
 from cumgain.limits import MAX_THREADS, whole_number
@@ -50,7 +50,7 @@ class NativeQrels:
     built, so one instance serves any number of rankings, in any number of threads."""
 
     def __init__(self, table: Any, offsets: np.ndarray, levels: np.ndarray):
-        self.table = table          # _trec.QrelsTable
+        self.table = table          # _qrels.QrelsTable
         self.offsets = offsets      # judgments of topic i: offsets[i]:offsets[i+1] (read-only)
         self.levels = levels        # int8 or float64 (see QrelsTable.grouped; read-only)
         self._topics: Optional[tuple] = None
@@ -571,12 +571,12 @@ def native_qrels(qrels: Any, indexed: bool = False, threads: Optional[int] = 1,
         if any(len(docs) == 0 for docs in qrels.values()):
             return None     # empty qrels topics are reported by the reference path
         with _reading("<dict>", "qrels"):
-            table = _trec.QrelsTable(indexed)
+            table = _qrels.QrelsTable(indexed)
             if not _add_dict(table, qrels, ("<dict>", "qrels")):
                 return None
     else:
         max_line = trec_io.max_line_bytes()
-        table = _read_file(lambda: _trec.QrelsTable(indexed, max_line), qrels,
+        table = _read_file(lambda: _qrels.QrelsTable(indexed, max_line), qrels,
                            auto_threads(threads), run=False, check=check, max_line=max_line)
         if table is None or table.n_rows == 0:
             return None
@@ -592,7 +592,7 @@ def _columns_qrels(qrels: Any, indexed: bool) -> Optional[NativeQrels]:
         return None
     where = (table_columns.source, "qrels")
     with _reading(*where):
-        table = _trec.QrelsTable(indexed)
+        table = _qrels.QrelsTable(indexed)
         if not (_fine(table, table.add_columns(table_columns.query_ids, table_columns.doc_ids,
                                                table_columns.values), where)
                 and _fine(table, table.finish(), where)):

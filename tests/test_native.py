@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import cumgain
-from cgcore import _trec, _vectors
+from cgcore import _qrels, _trec, _vectors
 from cumgain import native
 from cumgain.evaluator import TopicsWarning, evaluate
 from cumgain.exceptions import FormatError, InputError
@@ -307,7 +307,7 @@ def test_a_run_dict_ranked_in_topic_ranges_ranks_as_one_ranker(topic_docs, cuts,
     """RunRanker.add_dict(run, first, stop): rankers of consecutive topic ranges (some
     empty), appended in order, give one ranker's columns."""
     run = {f"t{i}": docs for i, docs in enumerate(topic_docs)}
-    table = _trec.QrelsTable(True)
+    table = _qrels.QrelsTable(True)
     assert table.add_dict({"t0": {"a": 2, "b": 1}, "t3": {"é": 1}}) == _trec.STATUS_OK
     assert table.finish() == _trec.STATUS_OK
 
@@ -339,7 +339,7 @@ def test_rankers_of_topic_ranges_writing_into_one_output_rank_as_one_ranker(
     float64); appended in order, they give one ranker's columns, and the result is
     those arrays, the rows never moved."""
     run = {f"t{i}": docs for i, docs in enumerate(topic_docs)}
-    table = _trec.QrelsTable(False)
+    table = _qrels.QrelsTable(False)
     assert table.add_dict({"t0": {"a": 2, "b": 0.5 if wide else 1},
                            "t3": {"é": 1}}) == _trec.STATUS_OK
     assert table.finish() == _trec.STATUS_OK
@@ -383,7 +383,7 @@ def test_rankers_of_topic_ranges_writing_into_one_output_rank_as_one_ranker(
 
 
 def _two_rankers_into_one_output(run, rows):
-    table = _trec.QrelsTable(False)
+    table = _qrels.QrelsTable(False)
     assert table.add_dict({"t0": {"a": 1}}) == _trec.STATUS_OK and table.finish() == _trec.STATUS_OK
     rankers = [_trec.RunRanker(table, _trec.TIES_DOCNO_DESC, True, -1, 0, False)
                for _ in rows]
@@ -412,7 +412,7 @@ def test_a_ranker_given_fewer_rows_than_its_range_ranks_stops():
 
 
 def test_write_rows_into_checks_its_arguments():
-    table = _trec.QrelsTable(False)
+    table = _qrels.QrelsTable(False)
     assert table.add_dict({"t0": {"a": 1}}) == _trec.STATUS_OK and table.finish() == _trec.STATUS_OK
     ranker = _trec.RunRanker(table, _trec.TIES_DOCNO_DESC, True, -1, 0, True)
     levels, judged = np.zeros(3, np.int8), np.zeros(3, np.uint8)
@@ -468,7 +468,7 @@ def test_native_arrays_outlive_the_native_objects():
     read-only and outlive their table."""
     ranked = read_ranked({"q": {"a": 2, "c": 1}}, {"q": {"a": 0.5, "b": 0.5, "c": 0.9}},
                          ties="docno_desc", score_precision="float64", seed=0, depth=None)
-    table = _trec.QrelsTable()
+    table = _qrels.QrelsTable()
     assert table.add_dict({"q": {"x": 3, "y": 0}, "r": {"z": 1}}) == _trec.STATUS_OK
     assert table.feed(b"q 0 w 2\n") == _trec.STATUS_OK and table.finish() == _trec.STATUS_OK
     offsets, levels = table.grouped()
@@ -509,13 +509,13 @@ def test_duplicate_check_in_threads_names_the_first_duplicate_line(lines, thread
         if line in seen:
             where.setdefault(line[0], number)    # the topic's first duplicate line
         seen.add(line)
-    table = _trec.QrelsTable(indexed)
+    table = _qrels.QrelsTable(indexed)
     assert table.feed(text.encode()) == _trec.STATUS_OK
-    old, _trec.CHECK_ROWS_PER_THREAD = _trec.CHECK_ROWS_PER_THREAD, 1
+    old, _qrels.CHECK_ROWS_PER_THREAD = _qrels.CHECK_ROWS_PER_THREAD, 1
     try:
         status = table.finish(threads)
     finally:
-        _trec.CHECK_ROWS_PER_THREAD = old
+        _qrels.CHECK_ROWS_PER_THREAD = old
     if not where:
         assert status == _trec.STATUS_OK
         return
@@ -527,13 +527,13 @@ def test_duplicate_check_in_threads_names_the_first_duplicate_line(lines, thread
 def test_qrels_tables_find_duplicates_with_or_without_a_kept_index(indexed):
     """The duplicate check names the line of the second occurrence, whichever way the
     table is built; an indexed table ranks like one without."""
-    table = _trec.QrelsTable(indexed)
+    table = _qrels.QrelsTable(indexed)
     assert table.feed(b"1 0 a 1\n2 0 a 1\n1 0 b 0\n1 0 a 2\n") == _trec.STATUS_OK
     assert table.finish() == _trec.STATUS_DUPLICATE and table.status_line == 4
     run = {"1": {"a": 1.0, "b": 2.0, "c": 0.5}, "3": {"a": 1.0}}
     columns = []
     for indexed_table in (False, True):
-        table = _trec.QrelsTable(indexed_table)
+        table = _qrels.QrelsTable(indexed_table)
         assert table.indexed == indexed_table
         assert table.add_dict({"1": {"a": 2, "b": 0}, "2": {"a": 1}}) == _trec.STATUS_OK
         assert table.finish() == _trec.STATUS_OK
@@ -696,9 +696,9 @@ def test_files_read_in_parts_rank_as_one_reader(tmp_path, monkeypatch, data, tie
 def segment_bytes():
     """Set the docno bytes a qrels segment holds (4 GiB in use: its docno starts are
     uint32) for a test, restoring the limit afterwards."""
-    previous = _trec._set_segment_bytes(_trec.SEGMENT_BYTES)
-    yield _trec._set_segment_bytes
-    _trec._set_segment_bytes(previous)
+    previous = _qrels._set_segment_bytes(_qrels.SEGMENT_BYTES)
+    yield _qrels._set_segment_bytes
+    _qrels._set_segment_bytes(previous)
 
 
 @pytest.mark.parametrize("interleaved", [False, True])
@@ -727,7 +727,7 @@ def test_qrels_past_what_a_segment_holds_go_to_the_reference_reader(
     assert_same(got, expected)
     assert_same(reference, expected)
     with pytest.raises(ValueError):
-        segment_bytes(_trec.SEGMENT_BYTES + 1)
+        segment_bytes(_qrels.SEGMENT_BYTES + 1)
 
 
 class _Part:
@@ -951,7 +951,7 @@ def test_a_topic_split_between_parts_or_a_bad_line_in_a_later_part_steps_aside(
 
 
 def test_append_joins_finished_rankers_only():
-    table = _trec.QrelsTable()
+    table = _qrels.QrelsTable()
     assert table.feed(b"1 0 a 1\n") == _trec.STATUS_OK and table.finish() == _trec.STATUS_OK
 
     def ranker(text):
@@ -986,7 +986,7 @@ def test_appended_parts_intern_their_topics_as_one_table_would(parts):
     order."""
     tables = []
     for part, topics in enumerate(parts):
-        table = _trec.QrelsTable()
+        table = _qrels.QrelsTable()
         assert table.feed(b"".join(b"t%d 0 d%d 1\n" % (topic, part)
                                    for topic in topics)) == _trec.STATUS_OK
         tables.append(table)
@@ -1028,7 +1028,7 @@ def test_thousands_of_topic_ids_intern_and_find_their_judgments(seed):
     ids = list(dict.fromkeys("".join(rng.choice(list("ab1"), size=rng.integers(1, 13)))
                              for _ in range(6000)))
     stretches = [ids[i] for i in rng.integers(0, len(ids), size=9000)]
-    table = _trec.QrelsTable()
+    table = _qrels.QrelsTable()
     assert table.feed("".join(f"{topic} 0 d{k} {k % 3}\n"
                               for k, topic in enumerate(stretches)).encode()) \
         == _trec.STATUS_OK and table.finish() == _trec.STATUS_OK
@@ -1080,7 +1080,7 @@ def test_qrels_read_in_parts_find_duplicates_and_bad_lines_across_parts(tmp_path
     for bad in ("1 0 d00 2", "1 0 d00"):             # a duplicate of line 1; a bad line
         qrels_path.write_text("\n".join(lines + [bad]) + "\n")
         assert native.native_qrels(qrels_path, threads=3) is None
-    table, later = _trec.QrelsTable(), _trec.QrelsTable()
+    table, later = _qrels.QrelsTable(), _qrels.QrelsTable()
     table.feed(b"1 0 a 1\n"), later.feed(b"2 0 a 1\n1 0 a 0\n")
     assert table.append(later) == _trec.STATUS_OK and later.finish() == _trec.STATUS_APPENDED
     with pytest.raises(ValueError):
@@ -1103,10 +1103,10 @@ def test_qrels_levels_are_int8_while_small_whole_numbers_else_float64(level, whe
              b"2 0 d 0\n"]
     if where == "interleaved":
         lines.append(b"1 0 c 3\n")
-    table = _trec.QrelsTable()
+    table = _qrels.QrelsTable()
     if where in ("first part", "second part"):
         cut = 4 if where == "first part" else 3
-        later = _trec.QrelsTable()
+        later = _qrels.QrelsTable()
         table.feed(b"".join(lines[:cut])), later.feed(b"".join(lines[cut:]))
         assert table.append(later) == _trec.STATUS_OK
     else:
@@ -1135,7 +1135,7 @@ def test_a_released_table_keeps_the_arrays_it_handed_out_and_stops():
     """release() gives a table's memory back at once (a helper thread frees a table
     read for one ranking, see the next test): the grouped arrays handed out
     before stay as they were; the table is stopped, for rankers too."""
-    table = _trec.QrelsTable()
+    table = _qrels.QrelsTable()
     assert table.feed(b"1 0 a 2\n1 0 b 0\n2 0 c 1\n") == _trec.STATUS_OK
     assert table.finish() == _trec.STATUS_OK
     offsets, levels = table.grouped()
@@ -1150,7 +1150,7 @@ def test_a_released_table_keeps_the_arrays_it_handed_out_and_stops():
         table.grouped()
     with pytest.raises(ValueError):
         _trec.RunRanker(table, _trec.TIES_DOCNO_DESC, False, -1, 0, False)
-    unused = _trec.QrelsTable()             # released before grouped(): all of it goes
+    unused = _qrels.QrelsTable()             # released before grouped(): all of it goes
     unused.feed(b"1 0 a 2\n"), unused.finish(), unused.release()
     del unused
 
@@ -1281,7 +1281,7 @@ def test_a_table_finished_unchecked_is_checked_by_its_ranking(lines, run_topics,
                        for doc, score in run[topic].items()).encode()
 
     def ranking(check):
-        table = _trec.QrelsTable()
+        table = _qrels.QrelsTable()
         assert table.feed(text.encode()) == _trec.STATUS_OK
         if table.finish(1, check) != _trec.STATUS_OK:
             return "table"
@@ -1334,7 +1334,7 @@ def test_qrels_duplicates_found_while_ranking_name_their_line(tmp_path, monkeypa
                                                   rf"topic '{topic}'"):
                 evaluate(qrels_path, run_path, ["map"], threads=threads)
     with pytest.raises(ValueError, match="indexed"):
-        _trec.QrelsTable(True).finish(1, False)
+        _qrels.QrelsTable(True).finish(1, False)
 
 
 @pytest.mark.parametrize("split_at", range(1, 9))
@@ -1353,7 +1353,7 @@ def test_appended_parts_keep_their_docnos_and_a_topic_split_between_them_is_join
         return [column.tolist() if hasattr(column, "tolist") else column
                 for column in ranker.result()]
 
-    whole, first, second = _trec.QrelsTable(), _trec.QrelsTable(), _trec.QrelsTable()
+    whole, first, second = _qrels.QrelsTable(), _qrels.QrelsTable(), _qrels.QrelsTable()
     whole.feed(b"".join(lines)), first.feed(b"".join(lines[:split_at]))
     if split_at < len(lines):
         second.feed(b"".join(lines[split_at:]))
@@ -1361,7 +1361,7 @@ def test_appended_parts_keep_their_docnos_and_a_topic_split_between_them_is_join
     assert whole.finish() == first.finish() == _trec.STATUS_OK
     assert [a.tolist() for a in first.grouped()] == [a.tolist() for a in whole.grouped()]
     assert ranked(first) == ranked(whole)
-    duplicate = _trec.QrelsTable(), _trec.QrelsTable()      # c again, in the second part
+    duplicate = _qrels.QrelsTable(), _qrels.QrelsTable()      # c again, in the second part
     duplicate[0].feed(b"".join(lines[:split_at]))
     duplicate[1].feed(b"".join(lines[split_at:]) + b"1 0 c 2\n")
     assert duplicate[0].append(duplicate[1]) == _trec.STATUS_OK

@@ -36,7 +36,7 @@ import warnings
 
 import numpy as np
 
-from cgcore import _trec
+from cgcore import _qrels
 from cumgain import evaluator, trec_io
 from cumgain import native as native_reader
 from cumgain.evaluator import evaluate
@@ -103,14 +103,14 @@ def split_anywhere():
     ranges of any size, the qrels' duplicate check split at any topic, and measures
     side by side in any batch."""
     limits = native_reader.PART_BYTES, native_reader.DICT_TOPICS_PER_THREAD, \
-        evaluator.PARALLEL_MEASURE_ROWS, _trec.CHECK_ROWS_PER_THREAD
+        evaluator.PARALLEL_MEASURE_ROWS, _qrels.CHECK_ROWS_PER_THREAD
     native_reader.PART_BYTES = native_reader.DICT_TOPICS_PER_THREAD = \
-        evaluator.PARALLEL_MEASURE_ROWS = _trec.CHECK_ROWS_PER_THREAD = 1
+        evaluator.PARALLEL_MEASURE_ROWS = _qrels.CHECK_ROWS_PER_THREAD = 1
     try:
         yield
     finally:
         native_reader.PART_BYTES, native_reader.DICT_TOPICS_PER_THREAD, \
-            evaluator.PARALLEL_MEASURE_ROWS, _trec.CHECK_ROWS_PER_THREAD = limits
+            evaluator.PARALLEL_MEASURE_ROWS, _qrels.CHECK_ROWS_PER_THREAD = limits
 
 
 @contextlib.contextmanager
