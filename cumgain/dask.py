@@ -60,6 +60,7 @@ from cumgain import Evaluation, TopicsWarning, columns, manifest, stream
 from cumgain._optional import require
 from cumgain.atomic import atomic_dir
 from cumgain.batch import Ragged
+from cumgain.convert import DEFAULT_ROWS_PER_FILE
 from cumgain.evaluator import Ranking, rank, topics_warning
 from cumgain.exceptions import InputError
 from cumgain.gains import GainMapping, gain_mapping
@@ -80,7 +81,6 @@ __all__ = ["AveragedVectors", "DaskEvaluation", "ShuffleWarning", "average_vecto
            "evaluate", "read_run", "write_parquet"]
 
 RUN_COLUMNS = ("query_id", "doc_id", "score")
-DEFAULT_ROWS_PER_FILE = 1_000_000
 EVALUATED = "__evaluated__"      # per-topic row: evaluated (True) or a run-only topic
 DROPPED = "__dropped__"          # per-topic row: duplicate rows dropped (duplicates="first")
 INPUT_PARTITION = "__input_partition__"

@@ -205,6 +205,11 @@ def combine(pieces: Iterable[tuple], run_topics: Iterable[str], judged: JudgedTo
 
 # ---------------------------------------------------------------- reading whole topics
 
+class TopicsNotContiguous(FormatError):
+    """A topic's lines resume after another topic's: the file cannot be read topic by
+    topic (sort it with :func:`sort_run_by_topic`)."""
+
+
 @dataclass
 class _Topic:
     """One topic's rows in file order."""
@@ -248,7 +253,7 @@ class _TopicReader:
                                      np.concatenate(lines))
                     line = int(block.lines[start])
                     if topic in self.topics:
-                        raise FormatError(
+                        raise TopicsNotContiguous(
                             block.source, line,
                             f"topic {topic!r} appears again after other topics (its lines "
                             f"began at line {self.topics[topic]}); streaming needs each "
@@ -282,6 +287,15 @@ def _documents(topic: _Topic, duplicates: str, source: str, dropped: list) -> di
         first_line[docno] = line
         documents[docno] = score
     return documents
+
+
+def warn_dropped(source: str, dropped: list, stacklevel: int) -> None:
+    """One DuplicatesDroppedWarning for the rows :func:`_documents` dropped, if any."""
+    if dropped:
+        warnings.warn(
+            f"{source}: dropped {len(dropped)} duplicate (topic, docno) row(s), "
+            f"keeping the first occurrence of each; the first was {dropped[0]}",
+            trec_io.DuplicatesDroppedWarning, stacklevel=stacklevel)
 
 
 def evaluate_stream(qrels: Any, run_path: Any, measures: Union[str, Iterable[str]], *,
@@ -319,11 +333,7 @@ def evaluate_stream(qrels: Any, run_path: Any, measures: Union[str, Iterable[str
             chunk = {}
     if chunk:
         pieces.append(evaluate_piece(chunk, judged, setup))
-    if dropped:
-        warnings.warn(
-            f"{reader.source}: dropped {len(dropped)} duplicate (topic, docno) row(s), "
-            f"keeping the first occurrence of each; the first was {dropped[0]}",
-            trec_io.DuplicatesDroppedWarning, stacklevel=2)
+    warn_dropped(reader.source, dropped, stacklevel=3)
     return combine(pieces, reader.topics, judged, setup, run_tag=reader.tag, stacklevel=2)
 
 

@@ -1,9 +1,10 @@
 """``cumgain convert``: a TREC run (or qrels) file to Parquet, partitioned by topic if asked.
 
-The file is read with the reference reader (:func:`cumgain.trec_io.load_run` /
-``load_qrels``), so a malformed line is reported with file and line, and written through
-Dask by :func:`cumgain.dask.write_parquet` (the layout is described there). The whole
-file is held in memory while it is converted.
+A run is streamed (:func:`cumgain.convert.convert_run`: never held whole, unless its
+topics are not contiguous); qrels are read whole (:func:`cumgain.trec_io.load_qrels`) and
+written through Dask (:func:`cumgain.dask.write_parquet`). Both are read by the reference
+reader's grammar, so a malformed line is reported with file and line; the layout is
+described in :func:`cumgain.dask.write_parquet`.
 """
 from __future__ import annotations
 
@@ -27,9 +28,6 @@ into place. An existing OUT is refused unless --overwrite, and even then replace
 if it is a dataset cumgain wrote (its manifest lists every file in it), not the current
 directory or a parent of it, and does not hold RUN."""
 
-DEFAULT_ROWS_PER_FILE = 1_000_000
-
-
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -41,6 +39,7 @@ def _positive_int(text: str) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from cumgain.convert import DEFAULT_ROWS_PER_FILE
     parser.add_argument("input", metavar="RUN", help="the TREC run file (or qrels with --qrels)")
     parser.add_argument("output", metavar="OUT", help="the Parquet folder to write")
     parser.add_argument("--partition-by-topic", action="store_true",
@@ -57,26 +56,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_convert(args: argparse.Namespace) -> int:
-    """``cumgain convert``: read with the reference reader, write Parquet through Dask."""
+    """``cumgain convert``: a run streamed (cumgain.convert), qrels read whole and written
+    through Dask."""
     from cumgain._optional import require
     from cumgain.atomic import check_folder
     from cumgain.cli.base import refuse_existing
     from cumgain.manifest import check_replaceable
-    from cumgain.trec_io import load_qrels, load_run
 
     refuse_existing(args.output, args.overwrite)
-    # What --overwrite may replace is checked before the (long) read, and again by
-    # write_parquet before and after it writes.
+    # What --overwrite may replace is checked before the (long) read, and again when the
+    # dataset is written.
     check_folder(args.output, overwrite=True, replaceable=check_replaceable,
                  protect=[args.input])
-    for module in ("dask.dataframe", "pyarrow"):     # dask writes Parquet with pyarrow
-        require(module, extra="dask", for_what="cumgain convert")
-    from cumgain.dask import write_parquet
-    load = load_qrels if args.qrels else load_run
-    table = load(args.input, duplicates=args.duplicates)
-    files = write_parquet(table, args.output, partition_by_topic=args.partition_by_topic,
-                          rows_per_file=args.rows_per_file, overwrite=args.overwrite)
     layout = "partitioned by topic" if args.partition_by_topic else "in file order"
-    print(f"{table.source}: {table.offsets[-1]:,} rows, {len(table.topics):,} topics -> "
-          f"{args.output} ({files:,} Parquet file{'s' if files != 1 else ''}, {layout})")
+    if not args.qrels:
+        require("pyarrow", extra="dask", for_what="cumgain convert")
+        from cumgain.convert import convert_run
+        done = convert_run(args.input, args.output, partition_by_topic=args.partition_by_topic,
+                           rows_per_file=args.rows_per_file, duplicates=args.duplicates,
+                           overwrite=args.overwrite)
+        files, rows, topics, source = done.files, done.rows, done.topics, done.source
+    else:
+        for module in ("dask.dataframe", "pyarrow"):     # dask writes Parquet with pyarrow
+            require(module, extra="dask", for_what="cumgain convert --qrels")
+        from cumgain.dask import write_parquet
+        from cumgain.trec_io import load_qrels
+        table = load_qrels(args.input, duplicates=args.duplicates)
+        files = write_parquet(table, args.output, partition_by_topic=args.partition_by_topic,
+                              rows_per_file=args.rows_per_file, overwrite=args.overwrite)
+        rows, topics, source = table.offsets[-1], len(table.topics), table.source
+    print(f"{source}: {rows:,} rows, {topics:,} topics -> {args.output} ({files:,} Parquet "
+          f"file{'s' if files != 1 else ''}, {layout})")
     return 0
