@@ -299,4 +299,4 @@ def test_missing_input_and_bad_options(capsys, tmp_path):
     with pytest.raises(SystemExit) as exit_:
         cli.main(["convert", "run.txt", "out", "--rows-per-file", "0"])
     assert exit_.value.code == cli.EXIT_USAGE
-    assert "--rows-per-file: expected a positive integer, got '0'" in capsys.readouterr().err
+    assert "--rows-per-file: '0' must be at least 1" in capsys.readouterr().err

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from cumgain.cli.base import positive_int
+
 HELP = "a TREC run (or qrels) file to Parquet, partitioned by topic if asked"
 DESCRIPTION = """\
 Convert a TREC run file (qid iter docno rank score tag; plain or gzip; '-' is standard
@@ -28,15 +30,6 @@ into place. An existing OUT is refused unless --overwrite, and even then replace
 if it is a dataset cumgain wrote (its manifest lists every file in it), not the current
 directory or a parent of it, and does not hold RUN."""
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from cumgain.convert import DEFAULT_ROWS_PER_FILE
@@ -46,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="whole topics per file, sorted by id, query_id as the index")
     parser.add_argument("--qrels", action="store_true",
                         help="the input is a qrels file (qid iter docno rel)")
-    parser.add_argument("--rows-per-file", type=_positive_int, default=DEFAULT_ROWS_PER_FILE,
+    parser.add_argument("--rows-per-file", type=positive_int, default=DEFAULT_ROWS_PER_FILE,
                         metavar="N", help=f"rows per Parquet file (default {DEFAULT_ROWS_PER_FILE:,})")
     parser.add_argument("--duplicates", choices=("error", "first"), default="error",
                         help="a docno twice in a topic: an error (default), or keep the first")
