@@ -129,6 +129,13 @@ class _TopicSpill:
                           batch.column(1).to_numpy(zero_copy_only=False))
 
 
+def rows_by_file(folder: str) -> dict:
+    """``{file name: rows}`` of the Parquet files in ``folder``, from their footers."""
+    pq = require("pyarrow.parquet", extra="dask", for_what="reading Parquet metadata")
+    return {name: pq.read_metadata(os.path.join(folder, name)).num_rows
+            for name in os.listdir(folder) if name.endswith(".parquet")}
+
+
 def convert_run(path: Union[str, os.PathLike], out: Union[str, os.PathLike], *,
                 partition_by_topic: bool = False, rows_per_file: int = DEFAULT_ROWS_PER_FILE,
                 duplicates: str = "error", overwrite: bool = False,
@@ -155,8 +162,7 @@ def convert_run(path: Union[str, os.PathLike], out: Union[str, os.PathLike], *,
                 raise
             converted = _whole(path, folder, partition_by_topic, int(rows_per_file),
                                duplicates)
-        from cumgain.dask import _rows_by_file
-        manifest.finish(folder, _rows_by_file(folder), kind="run", rows=converted.rows,
+        manifest.finish(folder, rows_by_file(folder), kind="run", rows=converted.rows,
                         partitioned_by_topic=bool(partition_by_topic))
     return converted
 

@@ -60,7 +60,7 @@ from cumgain import Evaluation, TopicsWarning, columns, manifest, stream
 from cumgain._optional import require
 from cumgain.atomic import atomic_dir
 from cumgain.batch import Ragged
-from cumgain.convert import DEFAULT_ROWS_PER_FILE
+from cumgain.convert import DEFAULT_ROWS_PER_FILE, rows_by_file
 from cumgain.evaluator import Ranking, rank, topics_warning
 from cumgain.exceptions import InputError
 from cumgain.gains import GainMapping, gain_mapping
@@ -321,7 +321,7 @@ def write_parquet(table: Union[Run, Qrels], path: Union[str, os.PathLike], *,
         # the folder is removed (dask's threads would go on writing into it).
         frame.to_parquet(folder, write_index=partition_by_topic,
                          compute_kwargs={"scheduler": "sync"})
-        manifest.finish(folder, _rows_by_file(folder), kind=kind, rows=int(len(values)),
+        manifest.finish(folder, rows_by_file(folder), kind=kind, rows=int(len(values)),
                         partitioned_by_topic=bool(partition_by_topic))
     return frame.npartitions
 
@@ -344,13 +344,6 @@ def _dask_frame(table: Union[Run, Qrels], value_name: str, values: np.ndarray,
     if partition_by_topic:
         return dd.from_pandas(frame.set_index("query_id"), chunksize=rows_per_file)
     return dd.from_pandas(frame, chunksize=rows_per_file, sort=False)
-
-
-def _rows_by_file(folder: str) -> dict:
-    """``{file name: rows}`` of the Parquet files in ``folder``, from their footers."""
-    pq = require("pyarrow.parquet", extra="dask", for_what="reading Parquet metadata")
-    return {name: pq.read_metadata(os.path.join(folder, name)).num_rows
-            for name in os.listdir(folder) if name.endswith(".parquet")}
 
 
 # ---------------------------------------------------------------- partitions

@@ -1,11 +1,19 @@
 """Gain-by-rank plots of :class:`cumgain.curves.Curves`, as in Figures 1-4 of the TOIS article.
 
 One figure per measure (:func:`plot_curves`): one line per run, the ideal curve
-dashed, ranks on the x axis, a legend with the run names, and the gain scheme and
-discount base in the title; or the four measures in a 2 x 2 grid (:func:`plot_grid`)
-with one legend below the panels.
+dashed, ranks on the x axis, a legend with the run names to the right of the axes, and
+the gain scheme and discount base in the figure's title; or the four measures in a
+2 x 2 grid (:func:`plot_grid`) with one legend below the panels.
 For CG and DCG a dotted vertical line marks the stopping rank (where the ideal curve
 turns horizontal) when it falls inside the plot.
+
+Many runs: run i (in the order of ``curves.runs``) always gets style i
+(:func:`run_style`), a colour, a line style and a marker; no two of the first 100 runs
+share a colour and a marker, and the ideal curve's style (black, dashed) is no run's.
+The legend lies outside the axes, in as many columns as it needs to fit the figure
+(constrained layout makes room for it; the figure keeps its size). ``highlight=`` (run
+names, e.g. those of :func:`best_runs`) draws those runs thick and the others thin and
+faded.
 
 matplotlib (>= 3.7) is an optional dependency (``pip install "cumgain[plot]"``), imported only
 when a figure is drawn; the figures use matplotlib's object API (a
@@ -27,12 +35,23 @@ from cumgain._optional import require
 from cumgain.atomic import atomic_path, refuse_existing
 from cumgain.curves import IDEAL, MEASURES, Curves, stopping_rank
 from cumgain.exceptions import InputError, naming
+from cumgain.limits import whole_number
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 FIGURE_SIZE = (6.4, 4.8)        # inches, one measure
 GRID_SIZE = (11.0, 8.5)         # inches, the 2 x 2 grid
 DPI = 100
-MARKERS = ("o", "s", "^", "D", "v", "x", "+", "*", "<", ">")
+COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",     # matplotlib's tab10
+           "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<")
+LINESTYLES = ("-", "-.", ":")          # never "--", the ideal's
+IDEAL_STYLE = {"color": "black", "linestyle": "--", "linewidth": 1.8}
+WIDTH, MARKER_SIZE = 1.4, 4.5          # a run's line, when no run is highlighted
+HIGHLIGHTED = {"linewidth": 2.6, "alpha": 1.0, "zorder": 3}
+FADED = {"linewidth": 0.9, "alpha": 0.3, "zorder": 2}
+LEGEND_FONT = 8.0                      # points
+LEGEND_ROW = 1.6 * LEGEND_FONT         # points per legend row (12.4 measured), with room
+GRID_LEGEND_COLUMNS = 6
 ORDER_LABELS = {"normalise_then_average": "normalised per topic, then averaged",
                 "average_then_normalise": "averaged, then normalised"}
 
@@ -78,15 +97,65 @@ def _title(curves: Curves, with_scheme: bool) -> str:
     return title
 
 
-def draw(ax: Any, curves: Curves, *, legend: bool = True) -> None:
-    """Draw the curves onto a matplotlib Axes: one line per run, the ideal dashed."""
+def run_style(i: int) -> dict:
+    """The style of run ``i`` (0-based): ``color``, ``linestyle`` and ``marker``.
+
+    Runs 0-9 are solid lines in the ten colours, each with its own marker; each further
+    ten take the next line style and shift the markers by one, so no two of the first
+    100 runs share a colour and a marker. No run is black or dashed (:data:`IDEAL_STYLE`).
+    """
+    block, colour = divmod(i, len(COLOURS))
+    return {"color": COLOURS[colour], "linestyle": LINESTYLES[block % len(LINESTYLES)],
+            "marker": MARKERS[(colour + block) % len(MARKERS)]}
+
+
+def check_highlight(runs: Sequence[str], highlight: Union[str, Sequence[str]]) -> list:
+    """The names in ``highlight`` (one run name or several), once each, if each is one of
+    ``runs``; else an :class:`InputError` (a ValueError) that names it."""
+    if isinstance(highlight, str):
+        highlight = [highlight]
+    try:
+        names = list(dict.fromkeys(highlight))
+    except TypeError:
+        raise InputError(f"highlight must be run names, got {highlight!r}") from None
+    unknown = [name for name in names if name not in runs]
+    if unknown:
+        raise InputError(f"no run named {unknown[0]!r} to highlight; the runs are "
+                         f"{', '.join(map(repr, runs))}")
+    return names
+
+
+def best_runs(curves: Curves, n: int) -> list:
+    """The names of the ``n`` runs whose curves end highest (the value at the last rank,
+    the depth), best first; equal values in run order, NaN last. ``n`` may exceed the
+    number of runs (then all of them)."""
+    n = whole_number(n, "n")
+    ends = {name: float(values[-1]) for name, values in curves.runs.items()}
+    return sorted(ends, key=lambda name: (math.isnan(ends[name]), -ends[name]))[:n]
+
+
+def _legend_columns(entries: int, height: float) -> int:
+    """Columns enough for ``entries`` legend rows to fit in ``height`` inches."""
+    rows = max(1, int(0.9 * height * 72 / LEGEND_ROW))
+    return math.ceil(entries / rows)
+
+
+def draw(ax: Any, curves: Curves, *, legend: bool = True,
+         highlight: Union[str, Sequence[str]] = ()) -> None:
+    """Draw the curves onto a matplotlib Axes: one line per run in :func:`run_style`, the
+    ideal dashed, and (``legend``) the legend to the right of the axes: a figure with
+    constrained layout makes room for it, another needs ``savefig(...,
+    bbox_inches="tight")``. ``highlight``: run names drawn thick, the others thin and
+    faded; an unknown name is an :class:`InputError` (a ValueError)."""
+    emphasised = check_highlight(list(curves.runs), highlight)
     n = curves.depth
     every = max(1, n // 10)
     for i, (name, values) in enumerate(curves.runs.items()):
-        ax.plot(curves.ranks, values, label=name, linewidth=1.4,
-                marker=MARKERS[i % len(MARKERS)], markevery=every, markersize=4)
-    ax.plot(curves.ranks, curves.ideal, label=IDEAL, color="black", linestyle="--",
-            linewidth=1.6)
+        weight = {} if not emphasised else HIGHLIGHTED if name in emphasised else FADED
+        style = {**run_style(i), "linewidth": WIDTH, **weight}
+        ax.plot(curves.ranks, values, label=name, markersize=MARKER_SIZE,
+                markevery=(i % every, every), **style)    # markers staggered between runs
+    ax.plot(curves.ranks, curves.ideal, label=IDEAL, **IDEAL_STYLE)
     if not curves.normalised:
         stop = stopping_rank(curves)
         if 0 < stop < n:
@@ -103,7 +172,10 @@ def draw(ax: Any, curves: Curves, *, legend: bool = True) -> None:
     ax.set_ylabel(curves.measure)
     ax.grid(alpha=0.3)
     if legend:
-        ax.legend(fontsize="small")
+        entries = len(ax.get_legend_handles_labels()[1])
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0,
+                  fontsize=LEGEND_FONT,
+                  ncols=_legend_columns(entries, ax.figure.bbox.height / ax.figure.dpi))
 
 
 def save(figure: Any, path: PathLike, *, dpi: Optional[float] = None,
@@ -134,27 +206,43 @@ def _new_figure(path: Optional[PathLike], size: Sequence[float], dpi: float,
 
 def plot_curves(curves: Curves, path: Optional[PathLike] = None, *,
                 size: Sequence[float] = FIGURE_SIZE, dpi: float = DPI,
-                title: Optional[str] = None, overwrite: bool = False) -> Any:
+                title: Optional[str] = None, overwrite: bool = False,
+                highlight: Union[str, Sequence[str]] = ()) -> Any:
     """One figure of one measure's curves; written to ``path`` if given (an existing
-    file only with ``overwrite=True``). Returns the :class:`matplotlib.figure.Figure`."""
+    file only with ``overwrite=True``). ``highlight``: run names to draw thick, the others
+    faded. Returns the :class:`matplotlib.figure.Figure`."""
     if not isinstance(curves, Curves):
         raise InputError(f"plot_curves takes a Curves object, got {type(curves).__name__}")
+    check_highlight(list(curves.runs), highlight)    # before the file is touched
     figure, dpi = _new_figure(path, size, dpi, overwrite)
     ax = figure.add_subplot()
-    draw(ax, curves)
-    ax.set_title(title if title is not None else _title(curves, with_scheme=True),
-                 fontsize="medium")
+    draw(ax, curves, highlight=highlight)
+    figure.suptitle(title if title is not None else _title(curves, with_scheme=True),
+                    fontsize="medium")          # centred on the figure, axes and legend
     if path is not None:
         save(figure, path, dpi=dpi, overwrite=overwrite)
     return figure
 
 
+def _legend_below(figure: Any, handles: list, labels: list) -> None:
+    """A figure legend below the panels, in as many columns (up to 6) as fit its width."""
+    renderer = figure.canvas.get_renderer()
+    for ncols in range(min(len(labels), GRID_LEGEND_COLUMNS), 0, -1):
+        legend = figure.legend(handles, labels, loc="outside lower center", ncols=ncols,
+                               fontsize=LEGEND_FONT)
+        if ncols == 1 or legend.get_window_extent(renderer).width <= 0.98 * figure.bbox.width:
+            return
+        legend.remove()
+
+
 def plot_grid(curves_by_measure: Union[Mapping[str, Curves], Sequence[Curves]],
               path: Optional[PathLike] = None, *, size: Sequence[float] = GRID_SIZE,
-              dpi: float = DPI, title: Optional[str] = None, overwrite: bool = False) -> Any:
-    """CG, DCG, nCG and nDCG (those given) in a 2 x 2 grid, in that order; written to
-    ``path`` if given (an existing file only with ``overwrite=True``). The curves must
-    share the gain scheme and the topics."""
+              dpi: float = DPI, title: Optional[str] = None, overwrite: bool = False,
+              highlight: Union[str, Sequence[str]] = ()) -> Any:
+    """CG, DCG, nCG and nDCG (those given) in a 2 x 2 grid, in that order, with one
+    legend below; written to ``path`` if given (an existing file only with
+    ``overwrite=True``). The curves must share the gain scheme, the topics and the runs.
+    ``highlight``: run names to draw thick in every panel, the others faded."""
     members = list(curves_by_measure.values()) if isinstance(curves_by_measure, Mapping) \
         else list(curves_by_measure)
     if not members or not all(isinstance(c, Curves) for c in members):
@@ -168,6 +256,7 @@ def plot_grid(curves_by_measure: Union[Mapping[str, Curves], Sequence[Curves]],
                 or list(other.runs) != list(first.runs):
             raise InputError("the curves of a grid must share the gain scheme, the topics "
                              "and the runs")
+    check_highlight(list(first.runs), highlight)
     figure, dpi = _new_figure(path, size, dpi, overwrite)
     axes = figure.subplots(2, 2).reshape(-1)
     legend: dict = {}                   # label -> line, over all panels, in order
@@ -175,12 +264,11 @@ def plot_grid(curves_by_measure: Union[Mapping[str, Curves], Sequence[Curves]],
         if measure not in by_measure:
             ax.set_axis_off()
             continue
-        draw(ax, by_measure[measure], legend=False)
+        draw(ax, by_measure[measure], legend=False, highlight=highlight)
         ax.set_title(_title(by_measure[measure], with_scheme=False), fontsize="medium")
         for line in ax.get_lines():
             legend.setdefault(line.get_label(), line)
-    figure.legend(list(legend.values()), list(legend), loc="outside lower center",
-                  ncols=min(len(legend), 6), fontsize="small")
+    _legend_below(figure, list(legend.values()), list(legend))
     discounted = [c for c in members if c.discount != "none"]
     scheme = discounted[0].scheme if discounted else first.scheme
     figure.suptitle(title if title is not None

@@ -145,7 +145,7 @@ def test_each_kind_of_error_has_its_status(capsys, tmp_path, sub):
         ([sub, QRELS, RUN1, RUN2, "-g", "0-x"], cli.EXIT_USAGE, "0-x"),
         ([sub, QRELS, RUN1, RUN2, *ARGS[sub], "-c", "--topics", "strict"], cli.EXIT_USAGE,
          "-c means --topics qrels"),
-        ([sub, "-", "-", *ARGS[sub]], cli.EXIT_USAGE, "only one input"),
+        ([sub, "-", "-", RUN1, *ARGS[sub]], cli.EXIT_USAGE, "only one input"),
     ]
     for argv, status, fragment in cases:
         got, out, err = _main(capsys, argv)
@@ -188,3 +188,12 @@ def test_golden_outputs(capsys, monkeypatch, sub, fmt):
         expected.parent.mkdir(exist_ok=True)
         expected.write_text(out, encoding="utf-8")
     assert out == expected.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("sub", MULTI_RUN)
+def test_options_only_as_spelled_in_full(capsys, sub):
+    """--out (the old curves option) must fail, not be taken for --output."""
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main([sub, QRELS, RUN1, RUN2, "--out", "x.png"])
+    assert exit_info.value.code == cli.EXIT_USAGE
+    assert "unrecognized arguments: --out" in capsys.readouterr().err

@@ -86,11 +86,10 @@ def test_cumgain_dask_without_its_extra(monkeypatch):
 
 
 def test_parquet_metadata_without_pyarrow(monkeypatch, tmp_path):
-    pytest.importorskip("dask.dataframe")
-    import cumgain.dask as cgd
+    from cumgain import convert
     _absent(monkeypatch, "pyarrow", "pyarrow.parquet")
     with pytest.raises(MissingDependencyError) as info:
-        cgd._rows_by_file(str(tmp_path))
+        convert.rows_by_file(str(tmp_path))
     _check(info.value, "reading Parquet metadata", "pyarrow", "dask")
 
 
@@ -103,20 +102,18 @@ def files(tmp_path):
 
 
 @pytest.mark.parametrize("missing, args, line", [
-    (MATPLOTLIB, ["curves", "{qrels}", "{run}", "--out", "{tmp}/c.png"],
-     'cumgain curves: error: --out needs matplotlib, but matplotlib is not installed: '
+    (MATPLOTLIB, ["curves", "{qrels}", "{run}", "--plot", "{tmp}/c.png"],
+     'cumgain curves: error: --plot needs matplotlib, but matplotlib is not installed: '
      'pip install "cumgain[plot]"'),
     (("pyarrow",), ["convert", "{run}", "{tmp}/out"],
      'cumgain convert: error: cumgain convert needs pyarrow, but pyarrow is not installed: '
      'pip install "cumgain[dask]"'),
-    (("dask", "dask.dataframe"), ["convert", "{run}", "{tmp}/out"],
-     'cumgain convert: error: cumgain convert needs dask, but dask is not installed: '
+    (("dask", "dask.dataframe"), ["convert", "--qrels", "{qrels}", "{tmp}/out"],
+     'cumgain convert: error: cumgain convert --qrels needs dask, but dask is not installed: '
      'pip install "cumgain[dask]"'),
-], ids=["curves", "convert-pyarrow", "convert-dask"])
+], ids=["curves", "convert-pyarrow", "convert-qrels-dask"])
 def test_the_command_line_prints_one_line(capsys, monkeypatch, tmp_path, files, missing,
                                           args, line):
-    if missing == ("pyarrow",):
-        pytest.importorskip("dask")     # (without dask, dask is what convert names first)
     _absent(monkeypatch, *missing)
     argv = [arg.format(qrels=files[0], run=files[1], tmp=tmp_path) for arg in args]
     assert cli.main(argv) == cli.EXIT_USAGE

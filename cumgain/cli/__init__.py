@@ -35,13 +35,8 @@ from cumgain.cli.base import (EXIT_INPUT, EXIT_INTERRUPTED, EXIT_NO_MEMORY, EXIT
 __all__ = ["main", "main_trec_eval", "EXIT_USAGE", "EXIT_INPUT", "EXIT_NO_MEMORY",
            "EXIT_NO_TOPICS", "EXIT_INTERRUPTED", "Failure"]
 
-# TEMPORARY (while cumgain/cli_curves.py is being edited): the old curves module
-from cumgain.cli.base import positive_int as _positive_int, refuse_existing  # noqa: E402,F401
-from cumgain.cli.base import topic_notes as _topic_notes, write_text as _write_text  # noqa
-from cumgain import cli_curves  # noqa: E402
-
 SUBCOMMANDS = {"trec_eval": trec_eval, "evaluate": evaluate, "compare": compare,
-               "curves": cli_curves, "convert": convert, "demo": demo}
+               "curves": curves, "convert": convert, "demo": demo}
 
 
 def build_parser() -> Parser:

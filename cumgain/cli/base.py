@@ -45,7 +45,12 @@ class Failure(Exception):
 
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors are one line, named by its prog, and exit
-    with :data:`EXIT_USAGE`."""
+    with :data:`EXIT_USAGE`; options only as spelled in full (``--out`` is not taken
+    for ``--output``: an old spelling must fail, not mean something else)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} -h)\n")

@@ -27,7 +27,9 @@ ranks, the horizontal reading (the rank at which a run reaches what the ideal ga
 by rank k), the area between the normalised ideal and each normalised curve, and
 the stopping rule (the rank where the averaged ideal curve turns horizontal).
 --plot draws the curves as PNG, SVG or PDF (needs matplotlib); --measure all draws
-the four measures in a 2 x 2 grid. The discount is trec_eval's by default, as in
+the four measures in a 2 x 2 grid. Each run has its own colour, line style and
+marker, the legend lies beside the plot, and --highlight or --top draws chosen runs
+thick and the others faded. The discount is trec_eval's by default, as in
 `cumgain evaluate`; the paper's figures use --discount tois (b = 2). Runs are named
 by their run tag where all its lines agree, else by file name (made unique). Files
 are written whole or not at all, and an existing file is replaced only with
@@ -92,6 +94,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="figure size in inches (default 6.4,4.8; 11,8.5 for a grid)")
     parser.add_argument("--dpi", type=_positive_float, default=100.0,
                         help="resolution of a PNG (default 100)")
+    parser.add_argument("--highlight", action="append", default=[], metavar="RUN",
+                        help="on the plot, draw run RUN (named as in the table) thick and the "
+                             "others thin and faded; repeatable")
+    parser.add_argument("--top", type=positive_int, metavar="N",
+                        help="on the plot, highlight the N runs whose curves end highest (the "
+                             "value at the last rank, --depth; with several curves, of the "
+                             "nDCG curve if drawn, else the first; equal values: the first "
+                             "given); with --highlight, those too")
     options.add_topics(parser)
     options.add_ranking(parser)
     options.add_output(parser)
@@ -219,6 +229,8 @@ def run_curves(args: argparse.Namespace) -> int:
         raise Failure(EXIT_USAGE, str(error)) from None
     if args.output is not None:
         options.refuse_output(args)
+    if (args.highlight or args.top is not None) and args.plot is None:
+        raise Failure(EXIT_USAGE, "--highlight and --top mark runs on the plot: add --plot FILE")
     if args.plot is not None:
         refuse_existing(args.plot, args.overwrite)
         require("matplotlib", extra="plot", for_what="--plot")  # before the work, not after
@@ -230,13 +242,20 @@ def run_curves(args: argparse.Namespace) -> int:
     if curves_module.IDEAL in names:
         raise Failure(EXIT_USAGE, f"a run cannot be named {curves_module.IDEAL!r} (the ideal "
                                   "curve's name); rename its file or its run tag")
+    try:
+        from cumgain.plot import check_highlight
+        check_highlight(names, args.highlight)
+    except InputError as error:
+        raise Failure(EXIT_USAGE, str(error)) from None
     rankings = dict(zip(names, ranked))
+    if not any(ranking.topics for ranking in ranked):
+        raise Failure(EXIT_NO_TOPICS, "no topic has both results and judgments; nothing to plot")
     for name, ranking in rankings.items():
         for text in topic_notes(name, ranking, topics):
             options.note(args, text)
     rankings = _on_one_topic_set(args, rankings)
     if not next(iter(rankings.values())).topics:
-        raise Failure(EXIT_NO_TOPICS, "no topic has both results and judgments; nothing to plot")
+        raise Failure(EXIT_NO_TOPICS, "the runs have no topic in common; nothing to plot")
     computed = {}
     for scheme in schemes:
         for measure in measures:
@@ -251,12 +270,18 @@ def run_curves(args: argparse.Namespace) -> int:
         text = readings_table(computed, ranks, args.area_to, args.format)
     if args.plot is not None:
         from cumgain import plot
+        highlight = list(args.highlight)
+        if args.top is not None:        # by the one curve, or by nDCG (else the first)
+            first = "nDCG" if "nDCG" in measures else measures[0]
+            ranked_by = next(c for c in computed.values() if c.measure == first)
+            highlight = list(dict.fromkeys(highlight + plot.best_runs(ranked_by, args.top)))
         if len(computed) == 1:
             plot.plot_curves(next(iter(computed.values())), args.plot, overwrite=args.overwrite,
-                             size=args.size or plot.FIGURE_SIZE, dpi=args.dpi)
+                             size=args.size or plot.FIGURE_SIZE, dpi=args.dpi,
+                             highlight=highlight)
         else:
             plot.plot_grid(computed, args.plot, overwrite=args.overwrite,
-                           size=args.size or plot.GRID_SIZE, dpi=args.dpi)
+                           size=args.size or plot.GRID_SIZE, dpi=args.dpi, highlight=highlight)
         options.note(args, f"wrote {args.plot}")
     write_output(text, args.output, args.overwrite)
     return 0
