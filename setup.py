@@ -30,6 +30,8 @@ import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+from setuptools.errors import CompileError, ExecError, PlatformError
 
 try:
     from Cython.Build import cythonize
@@ -109,6 +111,28 @@ VARIANT = "-".join(name for name, on in (("debug", DEBUG), ("sanitize", SANITIZE
                                           ("fuzz", FUZZ), ("nosimd", NO_SIMD)) if on) \
     or "release"
 
+NO_COMPILER = """
+cumgain could not compile its C core (cgcore): {error}
+Building from source needs a C compiler:
+  Debian/Ubuntu: apt-get install build-essential python3-dev
+  Fedora/RHEL:   dnf install gcc python3-devel
+  macOS:         xcode-select --install
+  Windows:       the "Desktop development with C++" workload of Visual Studio Build Tools
+or install a prebuilt wheel instead: pip install --only-binary cumgain cumgain
+"""
+
+
+class BuildExtensions(build_ext):
+    """build_ext whose failure to find or run a C compiler says what to install."""
+
+    def build_extensions(self):
+        try:
+            super().build_extensions()
+        except (CompileError, ExecError, PlatformError) as error:
+            sys.exit(NO_COMPILER.format(error=error))
+
+
 setup(ext_modules=cythonize(extensions, compiler_directives=directives,
                             build_dir=f"build/cython-{VARIANT}"),
+      cmdclass={"build_ext": BuildExtensions},
       options={"build": {"build_base": f"build/{VARIANT}"}})
