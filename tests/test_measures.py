@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,9 +14,7 @@ from hypothesis import given, strategies as st
 import cumgain
 from cumgain import InputError, evaluate
 from cumgain.measures import FAMILIES, NICKNAMES, TREC_ORDER, parse_measure
-from cumgain.measures.docs import markdown_table
 
-README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 # ---------------------------------------------------------------- the registry
@@ -42,15 +39,6 @@ def test_printed_names_read_back_to_the_same_measure(name):
         assert len(again) == 1
         assert (again[0].family, again[0].cutoff, again[0].params, again[0].gains) == \
             (measure.family, measure.cutoff, measure.params, measure.gains)
-
-
-def test_readme_table_is_generated_from_the_registry():
-    """The README's measure table is markdown_table(); regenerate it with
-    ``python -m cumgain.measures.docs`` when a family changes."""
-    text = README.read_text(encoding="utf-8")
-    begin, end = "<!-- measures: begin -->\n", "<!-- measures: end -->"
-    assert begin in text and end in text
-    assert text[text.index(begin) + len(begin):text.index(end)] == markdown_table()
 
 
 # ---------------------------------------------------------------- parameters
@@ -350,7 +338,7 @@ def test_relevance_level_below_zero_is_refused():
 
 
 # ---------------------------------------------------------------- numbers in measure names
-# (README, "Measures" and "Bad input": a cut-off is a whole number up to 2**53 - 1, read
+# (docs/measures.md and docs/reliability.md, "Bad input": a cut-off is a whole number up to 2**53 - 1, read
 # as trec_eval's atol reads it where that is what is written, and an error where atol
 # would silently read something else)
 
