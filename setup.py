@@ -8,7 +8,7 @@ Environment switches:
                       LD_PRELOAD="$(gcc -print-file-name=libasan.so) \
                                   $(gcc -print-file-name=libubsan.so)" \
                       ASAN_OPTIONS=detect_leaks=0 pytest
-                      (see README, "Reliability").
+                      (see docs/reliability.md).
   CUMGAIN_FUZZ=1      the sanitizer build made with clang for coverage-guided fuzzing
                       (tests/fuzz/fuzz_trec.py): -O1 -g -fsanitize=fuzzer-no-link,
                       address,undefined, so that libFuzzer (linked into atheris) sees
@@ -19,7 +19,7 @@ Environment switches:
                       LD_PRELOAD="$(python -c 'import atheris; print(atheris.path())')\
                       /asan_with_fuzzer.so" ASAN_OPTIONS=detect_leaks=0 \
                       python tests/fuzz/fuzz_trec.py files ...
-                      (see README, "Reliability" -> "Fuzzing", for the whole recipe).
+                      (see docs/reliability.md, "Fuzzing", for the whole recipe).
   CUMGAIN_NO_SIMD=1   without the SSE2 paths (the portable code that ARM and MSVC
                       builds use), to test it on x86; cgcore._trec.SIMD says which.
 """

@@ -1,4 +1,4 @@
-"""The catalogue of bad inputs (README, "Reliability"): one test per class.
+"""The catalogue of bad inputs (docs/reliability.md): one test per class.
 
 Each class either ends in a typed exception (a ``FormatError``, so a ``ValueError``)
 that names the file and the line, or is accepted with a documented meaning. Every

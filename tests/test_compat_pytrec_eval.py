@@ -53,7 +53,7 @@ MEASURES = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_ma
 #: How many values the families above give per topic.
 VALUES_PER_TOPIC = 95
 #: Where trec_eval divides 0 by 0 (the interpolated precision of a topic with no
-#: retrieved document) pytrec_eval gives NaN and cumgain 0 (documented in the README).
+#: retrieved document) pytrec_eval gives NaN and cumgain 0 (documented in docs/differences.md).
 ZERO_FOR_NAN = ("iprec_at_recall_", "11pt_avg")
 #: (relevance_level, judged_docs_only_flag)
 SETTINGS = ((1, False), (1, True), (2, False), (2, True))

@@ -1,7 +1,7 @@
 """Replay the fuzzers' seed corpus and every input they ever found a bug with.
 
 The fuzzers themselves (tests/fuzz/fuzz_trec.py, atheris) run for a fixed budget
-outside the test suite; README, "Reliability", records the runs. The property checked
+outside the test suite; docs/reliability.md records the runs. The property checked
 on each input is in tests/fuzz/check.py.
 """
 import importlib.util

@@ -294,7 +294,7 @@ def test_rndcg_zero_over_zero_is_zero():
     with only level-0 judgments): m_Rndcg.c counts no R-level point and returns
     sum / num_changed_ideal_gain = 0 / 0. `trec_eval -q -m Rndcg.1=0,2=5` on the qrels
     "q1 0 a 1", "q1 0 b 0" and the run "q1 Q0 x 1 1.0 t", "q1 Q0 a 1 0.5 t" prints
-    "Rndcg_1=0,2=5  q1  -nan"; cumgain gives 0 (README: where trec_eval divides 0 by 0)."""
+    "Rndcg_1=0,2=5  q1  -nan"; cumgain gives 0 (docs/differences.md: where trec_eval divides 0 by 0)."""
     qrels, run = {"q1": {"a": 1, "b": 0}}, {"q1": {"x": 1.0, "a": 0.5}}
     rr = ref.form_res_rels(ref.rank(qrels["q1"], run["q1"]), [1, 0])
     assert math.isnan(ref.rndcg(rr, {"1": 0.0, "2": 5.0}))

@@ -214,7 +214,7 @@ def test_input_errors_are_value_errors():
 
 
 # ---------------------------------------------------------------- numeric limits
-# (README, "Reliability": k and depth up to 2**53 - 1, memory for min(k, the list) at a
+# (docs/reliability.md: k and depth up to 2**53 - 1, memory for min(k, the list) at a
 # cut-off, vector requests beyond the memory available refused, sums that overflow
 # float64 refused naming the list and the rank)
 

@@ -25,7 +25,7 @@ nDCG@10(discount=tois) or CG@5). Qrels and run may be gzipped; '-' reads standar
 input. -h with -m measures prints what those measures compute."""
 
 EPILOG = """\
-Differences from trec_eval 10.0 (see the README):
+Differences from trec_eval 10.0 (see docs/differences.md):
   * a qrels topic missing from the run is skipped with a warning on stderr
     (trec_eval 10.0 stops with a wrong message); -c scores it 0, as trec_eval does;
   * gain tables whose gains are less than 1 apart (ndcg.1=0.5,2=0.9) are sorted

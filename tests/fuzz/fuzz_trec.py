@@ -22,7 +22,7 @@ libFuzzer linked in, which the atheris wheel ships, preloaded:
 It works when the start says "INFO: Using preloaded libfuzzer" and "INFO: Loaded 6
 modules (52504 inline 8-bit counters)", and the INITED line's cov on the seed corpus
 is near 2,700 (a gcc build gives 855, from Python alone, even with every cumgain module
-instrumented; README, "Fuzzing", has the numbers). Do NOT preload gcc's libasan /
+instrumented; docs/reliability.md, "Fuzzing", has the numbers). Do NOT preload gcc's libasan /
 libubsan for fuzzing (the "Sanitizers" recipe): they define libFuzzer's coverage
 callbacks weakly and, loaded first, take them from atheris' libFuzzer, so no edge
 reaches it, Python's included: "no interesting inputs were found", the corpus shrinks
@@ -32,7 +32,7 @@ than libFuzzer". The extensions of the fuzz build need the preload even to impor
 
 A crash, a sanitizer report or a disagreement writes the input to <prefix>crash-<hash>;
 copy it (minimised with -minimize_crash=1 if big) into tests/fuzz/regressions/, where
-tests/test_fuzz_regressions.py replays it on every test run. README, "Reliability" ->
+tests/test_fuzz_regressions.py replays it on every test run. docs/reliability.md,
 "Fuzzing", records the runs.
 """
 import importlib.util
