@@ -11,12 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

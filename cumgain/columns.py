@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 
@@ -31,8 +31,11 @@ from cgcore import _columns
 from cumgain._optional import require
 from cumgain.exceptions import InputError
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 #: the accepted names of each column, in order of preference
-NAMES = {"query_id": ("query_id", "qid", "q_id"),
+NAMES: dict[str, tuple[str, ...]] = {"query_id": ("query_id", "qid", "q_id"),
          "doc_id": ("doc_id", "docno", "docid"),
          "score": ("score",),
          "relevance": ("relevance", "rel", "label")}
@@ -71,7 +74,7 @@ class Renamed:
     doc_id="passage", score="bm25")``."""
 
     table: Any
-    names: tuple        # ((our name, its column), ...)
+    names: tuple[tuple[str, str], ...]  # ((our name, its column), ...)
 
 
 def renamed(table: Any, *, query_id: Optional[str] = None, doc_id: Optional[str] = None,
@@ -91,11 +94,13 @@ def renamed(table: Any, *, query_id: Optional[str] = None, doc_id: Optional[str]
     return Renamed(table, tuple((k, v) for k, v in given.items() if v is not None))
 
 
-def pick_columns(found: list, value: str, source: str, names: tuple = ()) -> list:
+def pick_columns(found: Sequence[str], value: str, source: str,
+                 names: tuple[tuple[str, str], ...] = ()) -> list[str]:
     """The columns of ``found`` to read for query id, doc id and ``value`` ("score"
     or "relevance"), or an InputError listing what is missing."""
     explicit = dict(names)
-    chosen, missing = [], []
+    chosen: list[Any] = []        # (each a str once none is missing)
+    missing: list[str] = []
     for name in ("query_id", "doc_id", value):
         if name in explicit:
             column = explicit[name] if explicit[name] in found else None
@@ -115,7 +120,7 @@ def pick_columns(found: list, value: str, source: str, names: tuple = ()) -> lis
     return chosen
 
 
-def as_pandas(obj: Any, value: str):
+def as_pandas(obj: Any, value: str) -> pd.DataFrame:
     """A pandas DataFrame with the columns ``query_id, doc_id, <value>`` of any table
     this module reads (for the reference reader)."""
     source = source_name(obj)

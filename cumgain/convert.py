@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, Optional
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from cumgain import manifest, stream
 from cumgain._optional import require
 from cumgain.atomic import atomic_dir
 from cumgain.exceptions import InputError
+from cumgain.types import DuplicatePolicy, PathLike
 
 DEFAULT_ROWS_PER_FILE = 1_000_000
 STRINGS = "string[pyarrow]"     # the ids' dtype, as Dask converts str columns to write them
@@ -129,16 +130,16 @@ class _TopicSpill:
                           batch.column(1).to_numpy(zero_copy_only=False))
 
 
-def rows_by_file(folder: str) -> dict:
+def rows_by_file(folder: str) -> dict[str, int]:
     """``{file name: rows}`` of the Parquet files in ``folder``, from their footers."""
     pq = require("pyarrow.parquet", extra="dask", for_what="reading Parquet metadata")
     return {name: pq.read_metadata(os.path.join(folder, name)).num_rows
             for name in os.listdir(folder) if name.endswith(".parquet")}
 
 
-def convert_run(path: Union[str, os.PathLike], out: Union[str, os.PathLike], *,
+def convert_run(path: PathLike, out: PathLike, *,
                 partition_by_topic: bool = False, rows_per_file: int = DEFAULT_ROWS_PER_FILE,
-                duplicates: str = "error", overwrite: bool = False,
+                duplicates: DuplicatePolicy = "error", overwrite: bool = False,
                 temp_dir: Optional[str] = None) -> Converted:
     """Write the TREC run file at ``path`` (plain or gzip) to the Parquet folder ``out``,
     streamed (see the module docstring); ``duplicates``: a docno twice in a topic is an
@@ -167,8 +168,8 @@ def convert_run(path: Union[str, os.PathLike], out: Union[str, os.PathLike], *,
     return converted
 
 
-def _streamed(path: Any, folder: str, by_topic: bool, rows_per_file: int, duplicates: str,
-              temp_dir: Optional[str]) -> Converted:
+def _streamed(path: Any, folder: str, by_topic: bool, rows_per_file: int,
+              duplicates: DuplicatePolicy, temp_dir: Optional[str]) -> Converted:
     parts = _Parts(folder, rows_per_file, by_topic)
     reader = stream._TopicReader(path)
     dropped: list = []
@@ -187,7 +188,7 @@ def _streamed(path: Any, folder: str, by_topic: bool, rows_per_file: int, duplic
 
 
 def _whole(path: Any, folder: str, by_topic: bool, rows_per_file: int,
-           duplicates: str) -> Converted:
+           duplicates: DuplicatePolicy) -> Converted:
     """The run loaded whole (its topics are not contiguous), written by Dask."""
     from cumgain.dask import _dask_frame
     from cumgain.trec_io import load_run

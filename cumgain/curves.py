@@ -47,6 +47,8 @@ from cumgain.batch import Ragged, as_batch
 from cumgain.exceptions import InputError
 from cumgain.gains import GainSpec, gain_mapping
 from cumgain.limits import real_number, whole_number
+from cumgain.types import (AveragingOrder, DuplicatePolicy, ScorePrecision, TieRule,
+                           TopicPolicy)
 from cumgain.vectors import (
     AVERAGING_ORDERS,
     DISCOUNT_RULES,
@@ -92,7 +94,7 @@ class Curves:
     ranks: np.ndarray
     runs: Mapping[str, np.ndarray]
     ideal: np.ndarray
-    topics: tuple
+    topics: tuple[str, ...]
     relevant_counts: np.ndarray
     gains: str
     discount: str
@@ -261,7 +263,7 @@ def _check_options(measure: Any, depth: Any, discount: DiscountSpec, base: float
 
 def from_gains(run_gains: Mapping[str, Any], judged: Any, measure: str = "nDCG", *,
                depth: int = DEFAULT_DEPTH, discount: DiscountSpec = "tois", base: float = 2.0,
-               order: str = "normalise_then_average", zero_ideal: float = 0.0,
+               order: AveragingOrder = "normalise_then_average", zero_ideal: float = 0.0,
                per_topic: bool = False, topics: Optional[Sequence[str]] = None,
                mapping: Optional[GainSpec] = None) -> Curves:
     """The averaged curves of runs given as gain lists, as in the vector API.
@@ -333,8 +335,8 @@ def _check_same_topics(rankings: Mapping[str, Any]) -> None:
 
 
 def rank_runs(qrels: Any, runs: Union[Mapping[str, Any], Sequence[Any]], *,
-              topics: str = "both", ties: str = "docno_desc", score_precision: str = "float64",
-              seed: Optional[int] = None, duplicates: str = "error", warn: bool = True,
+              topics: TopicPolicy = "both", ties: TieRule = "docno_desc", score_precision: ScorePrecision = "float64",
+              seed: Optional[int] = None, duplicates: DuplicatePolicy = "error", warn: bool = True,
               depth: Optional[int] = None, intersect: bool = False) -> dict:
     """Rank every run against ``qrels`` (:func:`cumgain.evaluator.rank`): ``{name: Ranking}``.
 
@@ -373,7 +375,7 @@ def rank_runs(qrels: Any, runs: Union[Mapping[str, Any], Sequence[Any]], *,
 def from_rankings(rankings: Mapping[str, Any], measure: str = "nDCG", *,
                   depth: int = DEFAULT_DEPTH, gains: GainSpec = "identity",
                   discount: DiscountSpec = "tois", base: float = 2.0,
-                  order: str = "normalise_then_average", zero_ideal: float = 0.0,
+                  order: AveragingOrder = "normalise_then_average", zero_ideal: float = 0.0,
                   per_topic: bool = False) -> Curves:
     """The curves of runs ranked against one qrels (``{name: Ranking}``, e.g. from
     :func:`rank_runs`), under the gain mapping ``gains``. Unjudged documents have gain
@@ -404,10 +406,10 @@ def from_rankings(rankings: Mapping[str, Any], measure: str = "nDCG", *,
 def compute_many(qrels: Any, runs: Mapping[str, Any], measures: Sequence[str] = MEASURES, *,
                  depth: int = DEFAULT_DEPTH, gains: GainSpec = "identity",
                  discount: DiscountSpec = "tois", base: float = 2.0,
-                 order: str = "normalise_then_average", zero_ideal: float = 0.0,
-                 per_topic: bool = False, topics: str = "both", ties: str = "docno_desc",
-                 score_precision: str = "float64", seed: Optional[int] = None,
-                 duplicates: str = "error", warn: bool = True) -> dict:
+                 order: AveragingOrder = "normalise_then_average", zero_ideal: float = 0.0,
+                 per_topic: bool = False, topics: TopicPolicy = "both", ties: TieRule = "docno_desc",
+                 score_precision: ScorePrecision = "float64", seed: Optional[int] = None,
+                 duplicates: DuplicatePolicy = "error", warn: bool = True) -> dict:
     """``{measure: Curves}`` for several measures, each run ranked once. See :func:`compute`."""
     if isinstance(measures, str):
         measures = [measures]
@@ -425,10 +427,10 @@ def compute_many(qrels: Any, runs: Mapping[str, Any], measures: Sequence[str] = 
 def compute(qrels: Any, runs: Mapping[str, Any], measure: str = "nDCG", *,
             depth: int = DEFAULT_DEPTH, gains: GainSpec = "identity",
             discount: DiscountSpec = "tois", base: float = 2.0,
-            order: str = "normalise_then_average", zero_ideal: float = 0.0,
-            per_topic: bool = False, topics: str = "both", ties: str = "docno_desc",
-            score_precision: str = "float64", seed: Optional[int] = None,
-            duplicates: str = "error", warn: bool = True) -> Curves:
+            order: AveragingOrder = "normalise_then_average", zero_ideal: float = 0.0,
+            per_topic: bool = False, topics: TopicPolicy = "both", ties: TieRule = "docno_desc",
+            score_precision: ScorePrecision = "float64", seed: Optional[int] = None,
+            duplicates: DuplicatePolicy = "error", warn: bool = True) -> Curves:
     """The averaged ``measure`` curves (CG, DCG, nCG or nDCG) of ``runs`` against ``qrels``.
 
     ``qrels``: a TREC file path, ``{qid: {docid: level}}`` dict or DataFrame; ``runs``:

@@ -42,6 +42,14 @@ with n topics and unit roundoff u = 2**-53, each component differs from
 n terms, each within ``(n - 1) u sum |x_t|`` of the exact sum; Higham, *Accuracy and
 Stability of Numerical Algorithms*, 2nd ed., eq. 4.4); in practice a few ulps.
 
+Progress: ``progress=True`` (or ``"auto"``, on a terminal only) of :func:`evaluate`,
+:meth:`DaskEvaluation.compute` and :func:`average_vectors` shows a bar on stderr
+(:func:`cumgain.progress.progress_bar`). On dask's local schedulers (threads, processes,
+sync) it counts the graph's tasks as they finish (a :class:`dask.callbacks.Callback`); on
+a distributed client it counts the partitions' results as they finish (the collection is
+persisted, its futures followed, then gathered as ``dask.compute`` would). The results
+are the same with or without it.
+
 ``import dask.dataframe`` here is the dask package: this module's own name does not
 shadow it (absolute imports).
 """
@@ -52,7 +60,7 @@ import os
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
 
 import numpy as np
 
@@ -66,16 +74,31 @@ from cumgain.exceptions import InputError
 from cumgain.gains import GainMapping, gain_mapping
 from cumgain.limits import real_number, whole_number
 from cumgain.evaluator import evaluate as evaluate_in_memory
-from cumgain.measures import DISCOUNT_NAMES
+from cumgain.measures import DISCOUNT_NAMES, Measure
 from cumgain.native import PreparedQrelsTable, prepare_qrels
+from cumgain.progress import ProgressOption, check_progress, progress_bar, shown
 from cumgain.trec_io import DuplicatesDroppedWarning, Qrels, Run, load_qrels
+from cumgain.types import (
+    DiscountRule,
+    DuplicatePolicy,
+    NormalisedVector,
+    PathLike,
+    ScorePrecision,
+    TieRule,
+    TopicPolicy,
+)
 from cumgain.vectors import cg as cg_vectors
 from cumgain.vectors import dcg as dcg_vectors
 from cumgain.vectors import ideal_gains, norm_vect
 
-dask = require("dask", extra="dask", for_what="cumgain.dask")
-dd = require("dask.dataframe", extra="dask", for_what="cumgain.dask")
-pd = require("pandas", extra="dask", for_what="cumgain.dask")
+if TYPE_CHECKING:
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+else:
+    dask = require("dask", extra="dask", for_what="cumgain.dask")
+    dd = require("dask.dataframe", extra="dask", for_what="cumgain.dask")
+    pd = require("pandas", extra="dask", for_what="cumgain.dask")
 
 __all__ = ["AveragedVectors", "DaskEvaluation", "ShuffleWarning", "average_vectors",
            "evaluate", "read_run", "write_parquet"]
@@ -106,7 +129,7 @@ def _is_parquet(path: Any) -> bool:
         return handle.read(4) == b"PAR1"
 
 
-def read_run(path: Union[str, os.PathLike]) -> dd.DataFrame:
+def read_run(path: PathLike) -> dd.DataFrame:
     """A Parquet run (file, folder or glob) as a Dask DataFrame, with divisions read
     from the files' statistics (so a topic-partitioned layout is recognised).
 
@@ -208,7 +231,7 @@ class _Judgments(stream.JudgedTopics):
     prepared: Any = None
 
 
-def _judged(qrels: Any, duplicates: str) -> _Judgments:
+def _judged(qrels: Any, duplicates: DuplicatePolicy) -> _Judgments:
     """Qrels from a Dask or pandas DataFrame, Parquet, an Arrow table, a TREC file or a
     dict. A table the native reader takes is prepared as it is; anything else (a TREC
     file, a dict, ``duplicates="first"``, a table the native reader refuses) is read by
@@ -279,7 +302,7 @@ def _columns_table(qrels: Any) -> Optional[Any]:
         return None
 
 
-def write_parquet(table: Union[Run, Qrels], path: Union[str, os.PathLike], *,
+def write_parquet(table: Union[Run, Qrels], path: PathLike, *,
                   partition_by_topic: bool = False, rows_per_file: int = DEFAULT_ROWS_PER_FILE,
                   overwrite: bool = False) -> int:
     """Write a loaded run or qrels (:func:`cumgain.trec_io.load_run` / ``load_qrels``) to
@@ -374,8 +397,8 @@ def _normalise_run(frame: pd.DataFrame, keep_order: bool,
     return pd.DataFrame(columns)
 
 
-def _inputs(qrels: Any, run: Any, partitioned_by_topic: Optional[bool], ties: str,
-            duplicates: str) -> tuple:
+def _inputs(qrels: Any, run: Any, partitioned_by_topic: Optional[bool], ties: TieRule,
+            duplicates: DuplicatePolicy) -> tuple:
     """``(frame, shuffled, judged, judged_task)``: the run partitioned by topic (see
     :func:`_partitioned_run`), the judgments, and a task that hands them to workers."""
     keep_order = ties in ORDER_SENSITIVE_TIES or duplicates == "first"
@@ -384,7 +407,7 @@ def _inputs(qrels: Any, run: Any, partitioned_by_topic: Optional[bool], ties: st
     return frame, shuffled, judged, dask.delayed(judged, pure=False, traverse=False)
 
 
-def _prepared_task(judged: _Judgments, duplicates: str) -> Any:
+def _prepared_task(judged: _Judgments, duplicates: DuplicatePolicy) -> Any:
     """The judgments as one task for the partitions' evaluations: the prepared table
     (see :class:`_Judgments`); or, where the native path does not take the run's policy
     (``duplicates="first"``) or the qrels, the judgments evaluated as dicts."""
@@ -427,7 +450,7 @@ def _in_input_order(frame: pd.DataFrame) -> pd.DataFrame:
                                   frame[INPUT_PARTITION].to_numpy()))]
 
 
-def _run_by_topic(frame: pd.DataFrame, duplicates: str) -> tuple:
+def _run_by_topic(frame: pd.DataFrame, duplicates: DuplicatePolicy) -> tuple:
     """``({topic: {doc: score}}, {topic: rows dropped})`` of one partition, each
     topic's documents in input order, under the duplicates policy."""
     if INPUT_ROW in frame.columns:
@@ -551,9 +574,10 @@ class DaskEvaluation:
     partition_results: Any        # dd.DataFrame: a row per run topic, with the flag columns
     judged: stream.JudgedTopics
     judged_task: Any              # the qrels as one dask task, shared by all partitions
+    progress: ProgressOption = False      # compute()'s default
 
     @property
-    def measures(self) -> tuple:
+    def measures(self) -> tuple[Measure, ...]:
         return self.setup.measures
 
     @property
@@ -571,14 +595,18 @@ class DaskEvaluation:
                               np.zeros(0, dtype=np.int64), self.setup.measures)[names]
         return dd.concat([evaluated, dd.from_delayed([extra], meta=meta, verify_meta=False)])
 
-    def compute(self, **compute_options: Any) -> Evaluation:
-        """Run the evaluation; ``compute_options`` go to ``dask.compute``.
+    def compute(self, *, progress: Optional[ProgressOption] = None,
+                **compute_options: Any) -> Evaluation:
+        """Run the evaluation; ``compute_options`` go to ``dask.compute``. ``progress``:
+        False, True or "auto" (see the module docstring); None takes :func:`evaluate`'s.
 
         Returns the :class:`~cumgain.Evaluation` of the whole run: per-topic values
         bit-identical to :func:`cumgain.evaluate`'s, and means bit-identical too
         (computed from them in topic order with the evaluator's rule).
         """
-        (results,) = dask.compute(self.partition_results, **compute_options)
+        progress = self.progress if progress is None else check_progress(progress)
+        (results,) = _compute((self.partition_results,), progress, "cumgain.dask: evaluate",
+                              compute_options)
         _check_one_partition_per_topic(results.index)
         _warn_dropped(results, stacklevel=2)
         evaluated = results[results[EVALUATED]]
@@ -589,12 +617,13 @@ class DaskEvaluation:
                               stacklevel=2)   # (a Parquet run has no tag: runid is "")
 
 
-def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
+def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[Union[str, Measure]]], *,
              relevance_level: float = 1, judged_only: bool = False,
-             depth: Optional[int] = None, topics: str = "both", ties: str = "docno_desc",
-             score_precision: str = "float64", seed: Optional[int] = None,
-             duplicates: str = "error", warn: bool = True,
-             partitioned_by_topic: Optional[bool] = None) -> DaskEvaluation:
+             depth: Optional[int] = None, topics: TopicPolicy = "both",
+             ties: TieRule = "docno_desc", score_precision: ScorePrecision = "float64",
+             seed: Optional[int] = None, duplicates: DuplicatePolicy = "error",
+             warn: bool = True, partitioned_by_topic: Optional[bool] = None,
+             progress: ProgressOption = False) -> DaskEvaluation:
     """Evaluate a Dask run against qrels; lazy until :meth:`DaskEvaluation.compute`.
 
     ``run``: a Dask DataFrame with columns ``query_id, doc_id, score`` (``query_id``
@@ -603,7 +632,8 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     Measures and policies are those of :func:`cumgain.evaluate`, checked here, now.
     ``partitioned_by_topic``: None (trust a query_id index with known divisions,
     otherwise shuffle), True (each topic is in one partition: no shuffle; checked when
-    computed), False (always shuffle).
+    computed), False (always shuffle). ``progress``: the default of
+    :meth:`DaskEvaluation.compute` (False, True or "auto"; see the module docstring).
 
     Example::
 
@@ -614,6 +644,7 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
     if partitioned_by_topic not in (None, True, False):
         raise InputError(f"partitioned_by_topic must be None, True or False, "
                          f"got {partitioned_by_topic!r}")
+    check_progress(progress)
     setup = stream.prepare(measures, relevance_level=relevance_level, judged_only=judged_only,
                            depth=depth, topics=topics, ties=ties,
                            score_precision=score_precision, seed=seed, duplicates=duplicates,
@@ -626,7 +657,63 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
                                    setup, meta=meta,
                                    enforce_metadata=False, align_dataframes=False)
     return DaskEvaluation(setup=setup, shuffled=shuffled, partition_results=results,
-                          judged=judged, judged_task=judged_task)
+                          judged=judged, judged_task=judged_task, progress=progress)
+
+
+_Callback = require("dask.callbacks", extra="dask", for_what="cumgain.dask").Callback
+
+
+class _TaskBar(_Callback):
+    """A progress bar counting the tasks of a local scheduler as they finish."""
+
+    def __init__(self, description: str, progress: ProgressOption):
+        super().__init__()
+        self.description, self.progress, self.bar = description, progress, None
+
+    def _start_state(self, dsk: Any, state: dict) -> None:
+        if self.bar is None:            # the outermost computation only
+            total = sum(len(state[name]) for name in ("ready", "waiting", "running",
+                                                      "finished"))
+            self.bar = progress_bar(total, self.description, self.progress)
+
+    def _posttask(self, key: Any, result: Any, dsk: Any, state: dict, worker_id: Any) -> None:
+        self.bar.update()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _distributed_client(collections: tuple, compute_options: dict) -> Any:
+    """The distributed Client ``dask.compute`` would use, or None for a local scheduler."""
+    get = dask.base.get_scheduler(scheduler=compute_options.get("scheduler"),
+                                  collections=list(collections))
+    client = getattr(get, "__self__", None)
+    return client if type(client).__name__ == "Client" and hasattr(client, "persist") \
+        else None
+
+
+def _compute(collections: tuple, progress: ProgressOption, description: str,
+             compute_options: dict) -> tuple:
+    """``dask.compute(*collections, **compute_options)``, with a progress bar when
+    :func:`cumgain.progress.shown` says so (see the module docstring)."""
+    if not shown(progress):
+        return dask.compute(*collections, **compute_options)
+    client = _distributed_client(collections, compute_options)
+    if client is None:
+        bar = _TaskBar(description, progress)
+        try:
+            with bar:
+                return dask.compute(*collections, **compute_options)
+        finally:
+            bar.close()
+    distributed = require("distributed", extra="dask", for_what="progress on a Dask cluster")
+    persisted = client.persist(list(collections))
+    futures = distributed.futures_of(persisted)
+    with progress_bar(len(futures), description, progress) as bar:
+        for _ in distributed.as_completed(futures):
+            bar.update()
+    return dask.compute(*persisted, **compute_options)
 
 
 # ---------------------------------------------------------------- averaged vectors
@@ -653,7 +740,8 @@ class AveragedVectors:
     n_topics: int
     shuffled: bool
 
-    def average_then_normalise(self, kind: str = "ndcg", zero_ideal: float = 0.0) -> np.ndarray:
+    def average_then_normalise(self, kind: NormalisedVector = "ndcg", zero_ideal: float = 0.0
+                               ) -> np.ndarray:
         """The paper's other order: norm-vect(avg-vect(V), avg-vect(ideal V)), for
         ``kind`` "ncg" or "ndcg"."""
         if kind not in ("ncg", "ndcg"):
@@ -666,7 +754,7 @@ class AveragedVectors:
 class _VectorSpec:
     depth: int
     gains: Any
-    discount: str
+    discount: DiscountRule
     base: float
     zero_ideal: float
 
@@ -693,7 +781,7 @@ def _vector_spellings(spec: _VectorSpec) -> list:
 
 
 def _rank_topics(qrels_by_topic: dict, run_by_topic: dict, setup: stream.EvaluationSetup,
-                 topics: str) -> Ranking:
+                 topics: TopicPolicy) -> Ranking:
     """These topics ranked by :func:`cumgain.rank` under the setup's policies.
 
     ``judged_only`` with ``ties="average"``: the engine forms the tie groups after
@@ -776,12 +864,14 @@ def _vector_task(judged: _Judgments, setup: stream.EvaluationSetup) -> Any:
 
 
 def average_vectors(qrels: Any, run: Any, depth: int, *, gains: Any = None,
-                    discount: str = "tois", base: float = 2.0, zero_ideal: float = 0.0,
-                    relevance_level: float = 1, judged_only: bool = False,
-                    topics: str = "both", ties: str = "docno_desc",
-                    score_precision: str = "float64", seed: Optional[int] = None,
-                    duplicates: str = "error", warn: bool = True,
+                    discount: DiscountRule = "tois", base: float = 2.0,
+                    zero_ideal: float = 0.0, relevance_level: float = 1,
+                    judged_only: bool = False, topics: TopicPolicy = "both",
+                    ties: TieRule = "docno_desc", score_precision: ScorePrecision = "float64",
+                    seed: Optional[int] = None, duplicates: DuplicatePolicy = "error",
+                    warn: bool = True,
                     partitioned_by_topic: Optional[bool] = None,
+                    progress: ProgressOption = False,
                     **compute_options: Any) -> AveragedVectors:
     """The averaged CG, DCG, ideal and normalised vectors to rank ``depth``, over the
     topics :func:`evaluate` would evaluate, computed as a reduction (see the module
@@ -795,8 +885,11 @@ def average_vectors(qrels: Any, run: Any, depth: int, *, gains: Any = None,
     Each partition ranks its topics with :func:`cumgain.rank` and builds their vectors
     with the kernels of :mod:`cumgain.vectors`, in time linear in ``depth`` (the
     per-topic vectors of :func:`cumgain.curves.compute`, which has no ``judged_only``).
+    ``progress``: False, True or "auto" (see the module docstring); ``compute_options``
+    go to ``dask.compute``.
     """
     depth = whole_number(depth, "depth")
+    check_progress(progress)
     if discount not in DISCOUNT_NAMES:
         raise InputError(f"discount must be one of {DISCOUNT_NAMES}, got {discount!r}")
     if isinstance(zero_ideal, bool) or not isinstance(zero_ideal, (int, float)):
@@ -816,7 +909,8 @@ def average_vectors(qrels: Any, run: Any, depth: int, *, gains: Any = None,
     task = _vector_task(judged, setup)
     parts = [dask.delayed(_vector_partition)(part, task, setup, spec)
              for part in frame.to_delayed()]
-    partials = dask.compute(*parts, **compute_options)
+    partials = _compute(tuple(parts), progress, "cumgain.dask: average vectors",
+                        compute_options)
 
     run_topics = pd.Index([], dtype=str).append([pd.Index(p[0], dtype=str) for p in partials])
     _check_one_partition_per_topic(run_topics)

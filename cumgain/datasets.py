@@ -32,13 +32,12 @@ How the data are made, per topic:
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Union
 
 from cumgain.atomic import atomic_open, refuse_existing
 from cumgain.exceptions import naming
+from cumgain.types import PathLike
 
 SEED = 20020401                      # fixed: the demo's numbers never change
 N_TOPICS = 50
@@ -58,7 +57,7 @@ class SplitMix64:
     so the same seed gives the same numbers everywhere."""
 
     def __init__(self, seed: int):
-        self.state = seed & _MASK
+        self.state: int = seed & _MASK
 
     def next_uint64(self) -> int:
         self.state = (self.state + 0x9E3779B97F4A7C15) & _MASK
@@ -79,15 +78,15 @@ class Collection:
     ``topics`` are in trec_eval's order (byte order of the id, here numeric order).
     """
 
-    topics: tuple
-    qrels: dict
-    runs: dict
+    topics: tuple[str, ...]
+    qrels: dict[str, dict[str, int]]              # {qid: {docno: level}}
+    runs: dict[str, dict[str, dict[str, float]]]  # {run: {qid: {docno: score}}}
 
-    def judged_levels(self) -> list:
+    def judged_levels(self) -> list[list[int]]:
         """Per topic, the relevance levels of all its judged documents (the recall base)."""
         return [list(self.qrels[topic].values()) for topic in self.topics]
 
-    def ranked_levels(self, run: str) -> list:
+    def ranked_levels(self, run: str) -> list[list[int]]:
         """Per topic, the levels of the run's documents in rank order (unjudged: 0).
 
         The rank order is trec_eval's: score descending, ties by docno descending.
@@ -99,15 +98,14 @@ class Collection:
             levels.append([judged.get(docno, 0) for docno, _ in ranked])
         return levels
 
-    def trec_paths(self, directory: Union[str, os.PathLike]) -> dict:
+    def trec_paths(self, directory: PathLike) -> dict[str, Path]:
         """``{"qrels": directory/qrels.txt, run: directory/<run>.run, ...}``: where
         :meth:`write_trec` writes."""
         directory = Path(directory)
         return {"qrels": directory / "qrels.txt",
                 **{name: directory / f"{name}.run" for name in self.runs}}
 
-    def write_trec(self, directory: Union[str, os.PathLike], *,
-                   overwrite: bool = False) -> dict:
+    def write_trec(self, directory: PathLike, *, overwrite: bool = False) -> dict[str, Path]:
         """Write ``qrels.txt`` and ``<run>.run`` (TREC formats) into ``directory``;
         return ``{"qrels": path, run: path, ...}``.
 
@@ -149,12 +147,12 @@ def demo_collection() -> Collection:
     """The demo's test collection (built once, then cached; treat it as read-only)."""
     rng = SplitMix64(SEED)
     topics = tuple(str(FIRST_TOPIC + t) for t in range(N_TOPICS))
-    hidden: dict = {}                 # every document's level, judged or not
+    hidden: dict[str, dict[str, int]] = {}    # every document's level, judged or not
     for topic in topics:
         richness = 0.5 + rng.random()
         hidden[topic] = {f"D{topic}-{i:03d}": _level(rng, richness)
                          for i in range(DOCS_PER_TOPIC)}
-    runs: dict = {}
+    runs: dict[str, dict[str, dict[str, float]]] = {}
     for name, signal in RUN_SIGNAL.items():
         run_rng = SplitMix64(SEED ^ hash_name(name))
         runs[name] = {}
@@ -164,7 +162,7 @@ def demo_collection() -> Collection:
                 noise = sum(run_rng.random() for _ in range(4)) - 2.0
                 scored[docno] = round(signal * level + NOISE * noise, 4)
             runs[name][topic] = dict(_ranked(scored)[:RUN_DEPTH])
-    qrels: dict = {}
+    qrels: dict[str, dict[str, int]] = {}
     for topic in topics:
         pool = set()
         for run in runs.values():

@@ -27,9 +27,10 @@ from cumgain.evaluator import (RECALL_CUTOFFS, Evaluation, Ranking, _check_choic
                                _check_depth, _measured, _resolve_seed)
 from cumgain.exceptions import InputError
 from cumgain.limits import real_number, whole_number
-from cumgain.measures import parse_measures
+from cumgain.measures import Measure, parse_measures
 from cumgain.native import auto_threads, check_threads
 from cumgain.ranked import RankedBatch
+from cumgain.types import DenseTieRule, RecallCutoffs
 
 #: the tie rules of a dense matrix (no document ids: the docno rules do not apply)
 DENSE_TIES = {"input_order": _dense_rank.RULE_INPUT_ORDER, "random": _dense_rank.RULE_RANDOM,
@@ -85,7 +86,7 @@ def _valid_parts(n_rows: int, n_columns: int, lengths: Any, mask: Any) -> tuple:
 
 
 def rank_dense(labels: Any, scores: Any, *, lengths: Any = None, mask: Any = None,
-               ties: str = "input_order", depth: Optional[int] = None,
+               ties: DenseTieRule = "input_order", depth: Optional[int] = None,
                seed: Optional[int] = None, threads: Optional[int] = None) -> Ranking:
     """The :class:`~cumgain.evaluator.Ranking` of a dense matrix (see the module)."""
     _check_choice(ties, tuple(DENSE_TIES), "ties")
@@ -156,11 +157,12 @@ def rank_dense(labels: Any, scores: Any, *, lengths: Any = None, mask: Any = Non
                    _everything=everything, _chosen_index=np.arange(n_rows))
 
 
-def evaluate_dense(labels: Any, scores: Any, measures: Union[str, Iterable[str]], *,
-                   lengths: Any = None, mask: Any = None, ties: str = "input_order",
+def evaluate_dense(labels: Any, scores: Any,
+                   measures: Union[str, Measure, Iterable[Union[str, Measure]]], *,
+                   lengths: Any = None, mask: Any = None, ties: DenseTieRule = "input_order",
                    relevance_level: float = 1, judged_only: bool = False,
                    depth: Optional[int] = None, seed: Optional[int] = None,
-                   threads: Optional[int] = None, recall_cutoffs: str = "nearest",
+                   threads: Optional[int] = None, recall_cutoffs: RecallCutoffs = "nearest",
                    collection_size: int = 0) -> Evaluation:
     """Evaluate a ``(n_queries, n_candidates)`` matrix of ``scores`` against ``labels``
     (relevance levels) with any measures of :func:`cumgain.evaluate`; one topic per

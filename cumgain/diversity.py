@@ -131,9 +131,11 @@ from cumgain.evaluator import (Evaluation, TopicsWarning, _docno_ids, aggregate,
                                compared_scores, ranked_order, topics_warning)
 from cumgain.exceptions import FormatError, InputError
 from cumgain.native import read_ranked
+from cumgain.measures import Measure
 from cumgain.measures.diversity import DEFAULT_ALPHA, DEFAULT_BETA
 from cumgain.ranked import gather, offsets_from_counts, topic_of_rows
 from cumgain.trec_io import _is_dataframe, _Kind, _number, _read_file, load_run
+from cumgain.types import DuplicatePolicy, ScorePrecision, TieRule, TopicPolicy
 
 __all__ = ["Subtopics", "evaluate_subtopics", "load_subtopics", "read_subtopics",
            "subtopics_from_dataframe", "subtopics_from_dict"]
@@ -156,18 +158,18 @@ class Subtopics:
     dicts and DataFrames).
     """
 
-    topics: tuple
+    topics: tuple[str, ...]
     offsets: np.ndarray
     docnos: np.ndarray
     subtopics: np.ndarray
     levels: np.ndarray
-    subtopic_names: tuple
+    subtopic_names: tuple[str, ...]
     source: str
     lines: Optional[np.ndarray]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, dict[str, dict[str, float]]]:
         """The judgments as ``{qid: {subtopic: {docno: rel}}}``."""
-        out: dict = {}
+        out: dict[str, dict[str, dict[str, float]]] = {}
         for t, topic in enumerate(self.topics):
             inner = out.setdefault(topic, {})
             for i in range(int(self.offsets[t]), int(self.offsets[t + 1])):
@@ -390,8 +392,8 @@ def _judged(judgments: Subtopics, rows: np.ndarray, row_offsets: np.ndarray,
 
 
 def _ranked(run, run_rows: np.ndarray, run_offsets: np.ndarray, doc_ids: np.ndarray,
-            n_docs: int, judged: _Judged, *, ties: str, score_precision: str, seed: int,
-            depth: Optional[int]) -> tuple[np.ndarray, np.ndarray]:
+            n_docs: int, judged: _Judged, *, ties: TieRule, score_precision: ScorePrecision,
+            seed: int, depth: Optional[int]) -> tuple[np.ndarray, np.ndarray]:
     """Each topic's ranking (offsets, and per rank the judged document or -1), ranked by
     score descending and the tie rule, cut at ``depth``."""
     offsets, kept = ranked_order(compared_scores(run.scores[run_rows], score_precision),
@@ -415,8 +417,9 @@ def _local_documents(judgments: Subtopics) -> np.ndarray:
     return document - np.repeat(first_of_topic, np.diff(judgments.offsets))
 
 
-def _rank_natively(judgments: Subtopics, local: np.ndarray, run: Any, *, ties: str,
-                   score_precision: str, seed: int, depth: Optional[int], duplicates: str):
+def _rank_natively(judgments: Subtopics, local: np.ndarray, run: Any, *, ties: TieRule,
+                   score_precision: ScorePrecision, seed: int, depth: Optional[int],
+                   duplicates: DuplicatePolicy):
     """The run ranked by the native reader (a file or a dict; else None) against a table
     of each topic's judged documents whose "level" is the document's index among its
     topic's judged documents (``local``, see _local_documents) plus 0.5: each ranked row
@@ -452,11 +455,12 @@ def _setting(measure, relevance_level: float, judged_only: bool) -> tuple:
             float(measure.param("beta", DEFAULT_BETA)), bool(only))
 
 
-def evaluate_subtopics(judgments: Subtopics, run: Any, measures: list, *, topics: str,
-                       warn: bool, relevance_level: float = 1.0, judged_only: bool = False,
-                       depth: Optional[int] = None, ties: str = "docno_desc",
-                       score_precision: str = "float64", seed: int = 0,
-                       duplicates: str = "error", **ignored: Any) -> Evaluation:
+def evaluate_subtopics(judgments: Subtopics, run: Any, measures: list[Measure], *,
+                       topics: TopicPolicy, warn: bool, relevance_level: float = 1.0,
+                       judged_only: bool = False, depth: Optional[int] = None,
+                       ties: TieRule = "docno_desc", score_precision: ScorePrecision = "float64",
+                       seed: int = 0, duplicates: DuplicatePolicy = "error", **ignored: Any
+                       ) -> Evaluation:
     """:func:`cumgain.evaluate` for subtopic judgments: the diversity measures of
     ``run`` (see the module docstring for what they compute and every policy)."""
     for measure in measures:

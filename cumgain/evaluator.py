@@ -45,9 +45,10 @@ import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union, get_args
 
 import numpy as np
+import numpy.typing as npt
 
 import cgcore
 from cgcore import _measures as kernels
@@ -85,11 +86,15 @@ from cumgain.ranked import (
     topic_range,
 )
 from cumgain.trec_io import Qrels, Run, load_qrels, load_run
+from cumgain.types import DuplicatePolicy, RecallCutoffs, ScorePrecision, TieRule, TopicPolicy
 
-TIE_RULES = ("docno_desc", "docno_asc", "input_order", "average", "random")
-SCORE_PRECISIONS = ("float64", "float32")
-TOPIC_POLICIES = ("both", "qrels", "strict")
-RECALL_CUTOFFS = tuple(RECALL_ROUNDING)
+if TYPE_CHECKING:
+    import pandas as pd
+
+TIE_RULES: tuple[TieRule, ...] = get_args(TieRule)
+SCORE_PRECISIONS: tuple[ScorePrecision, ...] = get_args(ScorePrecision)
+TOPIC_POLICIES: tuple[TopicPolicy, ...] = get_args(TopicPolicy)
+RECALL_CUTOFFS: tuple[str, ...] = tuple(RECALL_ROUNDING)
 PARALLEL_MEASURE_ROWS = 1 << 20  # from this many ranked rows, measures are computed in threads
 MEASURE_RANGE_ROWS = 1 << 19     # the measures take the topics in ranges of at most about
                                  # this many rows (ranked + judged): a range's float64
@@ -112,17 +117,19 @@ class Evaluation:
     order of the topic id); ``means[name]`` the aggregate (arithmetic mean over the
     evaluated topics; sums for counts; geometric mean for ``gm_map``). Its repr is a
     short summary (counts and the first means); in a notebook, a table of the means.
+    (Two trec_eval measures are not numbers: the "mean" of ``runid`` is the run tag, a
+    str, and that of ``relstring`` is None.)
     """
 
-    topics: tuple
-    measures: tuple
-    values: dict
-    means: dict
-    run_only_topics: tuple = ()
-    missing_topics: tuple = ()
-    empty_qrels_topics: tuple = ()
+    topics: tuple[str, ...]
+    measures: tuple[Measure, ...]
+    values: dict[str, npt.NDArray[Any]]
+    means: dict[str, float]
+    run_only_topics: tuple[str, ...] = ()
+    missing_topics: tuple[str, ...] = ()
+    empty_qrels_topics: tuple[str, ...] = ()
     run_tag: str = ""
-    policies: dict = field(default_factory=dict)
+    policies: dict[str, Any] = field(default_factory=dict)
     run_tags_agree: bool = True
 
     def on_topics(self, topics: Sequence[str]) -> "Evaluation":
@@ -138,7 +145,7 @@ class Evaluation:
         return dataclasses.replace(self, topics=tuple(self.topics[t] for t in rows),
                                    values=values, means=means)
 
-    def per_topic(self) -> dict:
+    def per_topic(self) -> dict[str, dict[str, float]]:
         """``{topic: {measure: value}}``, pytrec_eval's shape."""
         names = tuple(measure.name for measure in self.measures)
         columns = [self.values[name] for name in names]
@@ -151,7 +158,7 @@ class Evaluation:
             else ((),) * len(self.topics)
         return {topic: dict(zip(names, row)) for topic, row in zip(self.topics, rows)}
 
-    def to_dataframe(self):
+    def to_dataframe(self) -> pd.DataFrame:
         """A pandas DataFrame, one row per topic and a column per measure (needs pandas)."""
         pd = require("pandas", extra="pandas", for_what="Evaluation.to_dataframe()")
         frame = pd.DataFrame({m.name: self.values[m.name] for m in self.measures},
@@ -173,7 +180,7 @@ class Evaluation:
         return display.means_table(self._head(), "measure", self.means.items())
 
 
-def _check_choice(value: Any, allowed: tuple, name: str) -> str:
+def _check_choice(value: Any, allowed: tuple[str, ...], name: str) -> str:
     if value not in allowed:
         raise InputError(f"{name} must be one of {allowed}, got {value!r}")
     return value
@@ -195,7 +202,7 @@ def _docno_ids(docnos: np.ndarray) -> tuple[np.ndarray, int]:
     return np.fromiter(map(index.__getitem__, texts), np.int64, len(texts)), max(len(index), 1)
 
 
-def compared_scores(scores: np.ndarray, score_precision: str) -> np.ndarray:
+def compared_scores(scores: np.ndarray, score_precision: ScorePrecision) -> np.ndarray:
     """The scores as float64, rounded to float32 first under score_precision="float32"
     (beyond float32's range: +-inf, as in C)."""
     scores = scores.astype(np.float64)
@@ -206,7 +213,8 @@ def compared_scores(scores: np.ndarray, score_precision: str) -> np.ndarray:
 
 
 def ranked_order(scores: np.ndarray, doc_ids: np.ndarray, offsets: np.ndarray, *,
-                 ties: str, seed: int, depth: Optional[int]) -> tuple[np.ndarray, np.ndarray]:
+                 ties: TieRule, seed: int, depth: Optional[int]
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """Each topic's rows ranked by score, descending, ties broken by the tie rule
     (``doc_ids`` in docno byte order), cut at ``depth``: (the ranked offsets, the rows
     in ranked order)."""
@@ -226,8 +234,8 @@ def ranked_order(scores: np.ndarray, doc_ids: np.ndarray, offsets: np.ndarray, *
     return offsets_from_counts(counts), order[keep]
 
 
-def _rank(qrels: Qrels, run: Run, topics: list, *, ties: str, score_precision: str,
-          seed: int, depth: Optional[int]) -> RankedBatch:
+def _rank(qrels: Qrels, run: Run, topics: Sequence[str], *, ties: TieRule,
+          score_precision: ScorePrecision, seed: int, depth: Optional[int]) -> RankedBatch:
     """The reference path (any input form): join, rank and cut with numpy and cgcore."""
     run_index = {topic: i for i, topic in enumerate(run.topics)}
     qrels_index = {topic: i for i, topic in enumerate(qrels.topics)}
@@ -261,7 +269,7 @@ def _rank(qrels: Qrels, run: Run, topics: list, *, ties: str, score_precision: s
                    qrels_offsets=qrels_offsets, qrels_levels=qrels_levels)
 
 
-def _universe(native: RankedInput, topics: list) -> tuple[RankedBatch, np.ndarray]:
+def _universe(native: RankedInput, topics: Sequence[str]) -> tuple[RankedBatch, np.ndarray]:
     """The native output as it is (run topic order, no copy of the ranked rows), with
     empty topics appended for chosen topics absent from the run; and where each chosen
     topic sits in it. Measures are computed for all of it, then the chosen picked."""
@@ -349,12 +357,12 @@ class Ranking:
     :class:`Evaluation`; ``policies``: the ranking policies used.
     """
 
-    topics: tuple
-    run_only_topics: tuple
-    missing_topics: tuple
-    empty_qrels_topics: tuple
+    topics: tuple[str, ...]
+    run_only_topics: tuple[str, ...]
+    missing_topics: tuple[str, ...]
+    empty_qrels_topics: tuple[str, ...]
     run_tag: str
-    policies: dict
+    policies: dict[str, Any]
     _everything: "RankedBatch" = field(repr=False, compare=False)
     _chosen_index: np.ndarray = field(repr=False, compare=False)
     run_tags_agree: bool = True
@@ -435,8 +443,9 @@ def _resolve_seed(seed: Any) -> int:
     return int(seed) & (2 ** 64 - 1)
 
 
-def rank(qrels: Any, run: Any, *, ties: str = "docno_desc", score_precision: str = "float64",
-         depth: Optional[int] = None, topics: str = "both", duplicates: str = "error",
+def rank(qrels: Any, run: Any, *, ties: TieRule = "docno_desc",
+         score_precision: ScorePrecision = "float64", depth: Optional[int] = None,
+         topics: TopicPolicy = "both", duplicates: DuplicatePolicy = "error",
          seed: Optional[int] = None, warn: bool = True,
          threads: Optional[int] = None) -> Ranking:
     """Rank ``run`` and join it with ``qrels``: the first half of :func:`evaluate`.
@@ -455,7 +464,8 @@ def rank(qrels: Any, run: Any, *, ties: str = "docno_desc", score_precision: str
     return ranking
 
 
-def topics_warning(run_only: tuple, missing: tuple, empty: tuple, topics: str) -> str:
+def topics_warning(run_only: Sequence[str], missing: Sequence[str], empty: Sequence[str],
+                   topics: str) -> str:
     """The text of the :class:`TopicsWarning` for topics left out (or scored 0) under
     the ``topics`` policy; the streaming and Dask evaluators give the same."""
     parts = []
@@ -471,7 +481,7 @@ def topics_warning(run_only: tuple, missing: tuple, empty: tuple, topics: str) -
     return "; ".join(parts)
 
 
-def _byte_order(ids: list) -> np.ndarray:
+def _byte_order(ids: list[str]) -> np.ndarray:
     """The positions of ``ids`` (distinct str) in the order of their UTF-8 bytes, which
     is trec_eval's topic order and Python's order of str: sorted by their first 8 bytes
     (_trec.prefix_keys), then ids sharing those by comparing them whole (sorting 100,000
@@ -487,7 +497,7 @@ def _byte_order(ids: list) -> np.ndarray:
     return order
 
 
-def _pick(items: list, positions: np.ndarray) -> tuple:
+def _pick(items: list[str], positions: np.ndarray) -> tuple[str, ...]:
     """``tuple(items[i] for i in positions)`` (for 100,000 topic ids, 12 ms as a
     comprehension, 4 ms this way)."""
     if len(positions) < 2:
@@ -495,9 +505,10 @@ def _pick(items: list, positions: np.ndarray) -> tuple:
     return operator.itemgetter(*positions.tolist())(items)
 
 
-def _ranking(qrels: Any, run: Any, *, ties: str, score_precision: str, depth: Optional[int],
-             topics: str, duplicates: str, seed: Optional[int], warn: bool,
-             threads: Optional[int]) -> tuple:
+def _ranking(qrels: Any, run: Any, *, ties: TieRule, score_precision: ScorePrecision,
+             depth: Optional[int], topics: TopicPolicy, duplicates: DuplicatePolicy,
+             seed: Optional[int], warn: bool, threads: Optional[int]
+             ) -> tuple[Ranking, Callable[[], None]]:
     """:func:`rank`'s Ranking, and a function that frees the qrels table read for it
     alone (see RankedInput.release) for the caller to call once its work is done;
     called by :func:`rank` and :func:`evaluate` alike, so that a :class:`TopicsWarning`
@@ -510,6 +521,10 @@ def _ranking(qrels: Any, run: Any, *, ties: str, score_precision: str, depth: Op
     seed = _resolve_seed(seed)
     native = read_ranked(qrels, run, ties=ties, score_precision=score_precision, seed=seed,
                          depth=depth, duplicates=duplicates, threads=threads)
+    empty: tuple[str, ...]
+    chosen: Sequence[str]
+    run_only: tuple[str, ...]
+    missing: tuple[str, ...]
     if native is not None:
         run_topics_all, run_tag, empty = native.run_topics, native.tag, ()
         tags_agree = native.tags_agree
@@ -564,13 +579,15 @@ def _nothing() -> None:
 
 # ---------------------------------------------------------------- public entry point
 
-def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
+def evaluate(qrels: Any, run: Any,
+             measures: Union[str, Measure, Iterable[Union[str, Measure]]], *,
              relevance_level: float = 1, judged_only: bool = False,
-             depth: Optional[int] = None, topics: str = "both", ties: str = "docno_desc",
-             score_precision: str = "float64", seed: Optional[int] = None,
-             duplicates: str = "error", warn: bool = True,
-             threads: Optional[int] = None, recall_cutoffs: str = "nearest",
-             collection_size: int = 0) -> Evaluation:
+             depth: Optional[int] = None, topics: TopicPolicy = "both",
+             ties: TieRule = "docno_desc", score_precision: ScorePrecision = "float64",
+             seed: Optional[int] = None, duplicates: DuplicatePolicy = "error",
+             warn: bool = True, threads: Optional[int] = None,
+             recall_cutoffs: RecallCutoffs = "nearest", collection_size: int = 0
+             ) -> Evaluation:
     """Evaluate ``run`` against ``qrels`` with the given measures.
 
     ``qrels`` / ``run``: TREC file paths (plain or gzip), ``{qid: {docid: value}}``
@@ -645,7 +662,7 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[str]], *,
 _KERNEL_OVERFLOWS = (cgcore.SumOverflow, SumOverflowError)
 
 
-def _overflow_error(overflow: Any, measures: list, ranking: Ranking,
+def _overflow_error(overflow: Any, measures: list[Measure], ranking: Ranking,
                     first: int) -> SumOverflowError:
     """The SumOverflowError for a kernel's SumOverflow in the topics from ``first`` on
     of the ranking's rows, naming the measures, the topic and the rank."""
@@ -663,7 +680,7 @@ def _overflow_error(overflow: Any, measures: list, ranking: Ranking,
         topic=topic, rank=overflow.rank, sum=measures[0].name)
 
 
-def _check_finite(measure: Measure, column: np.ndarray, topics: tuple) -> None:
+def _check_finite(measure: Measure, column: np.ndarray, topics: tuple[str, ...]) -> None:
     """A measure's per-topic values are finite: where a kernel's sum left float64's
     range (G, ndcg_rel, Rndcg, utility with huge coefficients, ...) it gives NaN or
     infinity, refused here with the topic. (NaN is a value for a measure averaged over
@@ -680,10 +697,11 @@ def _check_finite(measure: Measure, column: np.ndarray, topics: tuple) -> None:
             topic=topics[t], sum=measure.name)
 
 
-def _compute_groups(measure_list: list) -> list:
+def _compute_groups(measure_list: list[Measure]
+                    ) -> list[tuple[Callable[..., Any], list[Measure]]]:
     """The measures grouped by the function that computes them (families may share
     one, such as ndcg, ndcg_cut and nDCG), in the order first met."""
-    groups: dict = {}
+    groups: dict[Callable[..., Any], list[Measure]] = {}
     for measure in measure_list:
         groups.setdefault(measure.spec.compute, []).append(measure)
     return list(groups.items())
@@ -696,7 +714,7 @@ _INPUT_SOURCES = {
 }
 
 
-def _check_computable(measure_list: list, policies: dict) -> None:
+def _check_computable(measure_list: list[Measure], policies: dict[str, Any]) -> None:
     for measure in measure_list:
         family = measure.spec
         if family.input != "ranking":
@@ -708,7 +726,7 @@ def _check_computable(measure_list: list, policies: dict) -> None:
                 "on the order within groups of equal scores); choose another tie rule")
 
 
-def _measured(ranking: Ranking, measure_list: list, policies: dict,
+def _measured(ranking: Ranking, measure_list: list[Measure], policies: dict[str, Any],
               threads: Optional[int]) -> Evaluation:
     """:func:`evaluate`'s second half: the measures of a Ranking, per topic and averaged.
     Each group of measures sharing a compute function is computed by it for every range
@@ -724,7 +742,7 @@ def _measured(ranking: Ranking, measure_list: list, policies: dict,
     groups = _compute_groups(measure_list)
     scratch = threading.local()     # each thread's Scratch
 
-    def columns_of(first: int, stop: int) -> dict:
+    def columns_of(first: int, stop: int) -> dict[str, np.ndarray]:
         """Every measure's values for the topics [first, stop)."""
         if not hasattr(scratch, "arrays"):
             scratch.arrays = Scratch()

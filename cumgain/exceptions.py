@@ -78,7 +78,7 @@ class OutOfMemoryError(CumgainError, MemoryError):
     def __init__(self, path: str, what: str, requested: int | None = None,
                  detail: str | None = None):
         self.path = path
-        self.requested = requested or None
+        self.requested: int | None = requested or None
         asked = f": an allocation of {requested:,} bytes failed" if requested else ""
         more = f" ({detail})" if detail else ""
         super().__init__(f"{path}: out of memory reading the {what}{asked}{more}")

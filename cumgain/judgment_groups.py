@@ -14,14 +14,19 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cumgain.exceptions import InputError
+from cumgain.measures.base import Measure
 from cumgain.measures.judgment_groups import base_measure
 from cumgain.ranked import gather
 from cumgain.trec_io import Qrels, Run, load_run, read_grouped_qrels
+from cumgain.types import TopicPolicy
+
+if TYPE_CHECKING:
+    from cumgain.evaluator import Evaluation
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,8 +36,8 @@ class JudgmentGroups:
     ``groups[i]`` are the topic and group of position ``i``."""
 
     qrels: Qrels
-    topics: tuple
-    groups: tuple
+    topics: tuple[str, ...]
+    groups: tuple[str, ...]
     source: str
 
 
@@ -62,8 +67,8 @@ def load_judgment_groups(source: Any) -> JudgmentGroups:
                           tuple(pairs[i][1] for i in order), grouped.source)
 
 
-def evaluate_groups(groups: JudgmentGroups, run: Any, measures: list, *, topics: str,
-                    warn: bool, **policies) -> Any:
+def evaluate_groups(groups: JudgmentGroups, run: Any, measures: list[Measure], *,
+                    topics: TopicPolicy, warn: bool, **policies: Any) -> Evaluation:
     """:func:`cumgain.evaluate` for judgment groups: each measure's base measure per
     group, averaged over each topic's groups."""
     from cumgain.evaluator import Evaluation, TopicsWarning, aggregate, evaluate, \

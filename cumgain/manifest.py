@@ -47,7 +47,7 @@ def start(folder: str) -> None:
 
 
 def finish(folder: str, rows_by_file: Optional[Mapping[str, int]] = None,
-           **info: Any) -> dict:
+           **info: Any) -> dict[str, Any]:
     """Write the manifest of every file in ``folder`` (with its rows from
     ``rows_by_file``, if given, and ``info``), fsynced, then remove the in-progress
     marker; return it."""
@@ -82,7 +82,7 @@ def _well_formed(manifest: Any) -> bool:
         and type(entry.get("bytes")) is int for entry in files)
 
 
-def read(folder: str) -> dict:
+def read(folder: str) -> dict[str, Any]:
     """The manifest of ``folder``, checked for shape; :class:`InputError` if it is not whole."""
     path = os.path.join(folder, MANIFEST)
     try:
@@ -97,7 +97,7 @@ def read(folder: str) -> dict:
     return manifest
 
 
-def _differences(folder: str, manifest: dict) -> list:
+def _differences(folder: str, manifest: dict[str, Any]) -> list[str]:
     """What does not match the manifest: missing, extra and resized files."""
     listed = {entry["name"]: entry["bytes"] for entry in manifest["files"]}
     present = set(os.listdir(folder)) - {MANIFEST}
@@ -124,7 +124,7 @@ def dataset_folder(path: Any) -> Optional[str]:
     return folder
 
 
-def check_dataset(path: Any) -> Optional[dict]:
+def check_dataset(path: Any) -> Optional[dict[str, Any]]:
     """Refuse an unfinished or altered cumgain dataset (:class:`InputError`); return
     its manifest, or None for a folder cumgain did not write (read as it is)."""
     folder = dataset_folder(path)

@@ -31,7 +31,7 @@ import threading
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union, overload
 
 import numpy as np
 
@@ -39,24 +39,29 @@ from cgcore import _columns, _qrels, _trec
 from cumgain import columns, trec_io
 from cumgain.exceptions import OutOfMemoryError
 from cumgain.limits import MAX_THREADS, whole_number
+from cumgain.types import DuplicatePolicy, PathLike, ScorePrecision, TieRule
 
-TIE_CODES = {"docno_desc": _trec.TIES_DOCNO_DESC, "average": _trec.TIES_DOCNO_DESC,
-             "docno_asc": _trec.TIES_DOCNO_ASC, "input_order": _trec.TIES_INPUT_ORDER,
-             "random": _trec.TIES_RANDOM}
+if TYPE_CHECKING:
+    from cumgain.trec_io import Qrels
+
+TIE_CODES: dict[str, int] = {
+    "docno_desc": _trec.TIES_DOCNO_DESC, "average": _trec.TIES_DOCNO_DESC,
+    "docno_asc": _trec.TIES_DOCNO_ASC, "input_order": _trec.TIES_INPUT_ORDER,
+    "random": _trec.TIES_RANDOM}
 
 
 class NativeQrels:
     """A finished qrels table and its judgments grouped by topic. Only read once
     built, so one instance serves any number of rankings, in any number of threads."""
 
-    def __init__(self, table: Any, offsets: np.ndarray, levels: np.ndarray):
+    def __init__(self, table: _qrels.QrelsTable, offsets: np.ndarray, levels: np.ndarray):
         self.table = table          # _qrels.QrelsTable
         self.offsets = offsets      # judgments of topic i: offsets[i]:offsets[i+1] (read-only)
         self.levels = levels        # int8 or float64 (see QrelsTable.grouped; read-only)
-        self._topics: Optional[tuple] = None
+        self._topics: Optional[tuple[str, ...]] = None
 
     @property
-    def topics(self) -> tuple:
+    def topics(self) -> tuple[str, ...]:
         """The topic ids in order of appearance in the qrels, decoded when first asked
         for (an evaluation whose run ranks the same topics needs only the run's), which
         must be before the table is released. Threads asking at once decode them twice."""
@@ -69,7 +74,7 @@ class NativeQrels:
 class RankedInput:
     """Every run topic ranked and joined, and the judgments grouped by topic."""
 
-    run_topics: list              # in order of appearance in the run
+    run_topics: list[str]         # in order of appearance in the run
     run_offsets: np.ndarray       # ranked rows of run topic i: run_offsets[i]:run_offsets[i+1]
     levels: np.ndarray            # relevance level per ranked row (0 if not in the qrels; a
                                   # negative level: pooled but not judged): int8
@@ -87,7 +92,7 @@ class RankedInput:
                                   # Until called, the table is kept.
 
     @property
-    def qrels_topics(self) -> tuple:
+    def qrels_topics(self) -> tuple[str, ...]:
         """In order of appearance in the qrels."""
         return self.judgments.topics
 
@@ -636,7 +641,7 @@ def _rank_columns(make_ranker, run: Any, threads: int):
         return _parts_in_turn(rankers, threads, read, where)
 
 
-class PreparedQrels(dict):
+class PreparedQrels(dict[str, dict[str, float]]):
     """Judgments ``{qid: {docno: level}}`` whose native table is built once, as
     pytrec_eval's ``RelevanceEvaluator`` reads its qrels once: every run evaluated
     against them skips reading the judgments again.
@@ -650,17 +655,17 @@ class PreparedQrels(dict):
     (a result or the same error).
     """
 
-    def __init__(self, qrels: Mapping):
+    def __init__(self, qrels: Mapping[str, Mapping[str, float]]):
         super().__init__(
             (qid, dict(docs) if isinstance(docs, Mapping) and type(docs) is not dict else docs)
             for qid, docs in qrels.items())
         self.native: Optional[NativeQrels] = native_qrels(dict(self), indexed=True)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[PreparedQrels], tuple[dict[str, dict[str, float]]]]:
         return PreparedQrels, (dict(self),)
 
 
-class PreparedQrelsFile(os.PathLike):
+class PreparedQrelsFile(os.PathLike[str]):
     """A qrels file read once by the native reader, for evaluating several runs
     against it (:func:`prepare_qrels`; the command line's evaluate, compare and
     trec_eval): each evaluation skips reading the judgments again. It is an
@@ -680,11 +685,11 @@ class PreparedQrelsFile(os.PathLike):
         return (f"PreparedQrelsFile({self.source!r}: {len(self.native.topics)} topics, "
                 f"{len(self.native.levels)} judgments)")
 
-    def __reduce__(self):           # another process reads the file again
-        return prepare_qrels, (self.source,)
+    def __reduce__(self) -> tuple[Callable[..., Any], tuple[str]]:
+        return prepare_qrels, (self.source,)    # another process reads the file again
 
     @property
-    def topics(self) -> tuple:
+    def topics(self) -> tuple[str, ...]:
         return self.native.topics
 
     @property
@@ -708,12 +713,12 @@ class PreparedQrelsTable(columns.Renamed):
         return (f"PreparedQrelsTable({columns.source_name(self.table)}: "
                 f"{len(self.native.topics)} topics, {len(self.native.levels)} judgments)")
 
-    def __reduce__(self):           # another process prepares the table again
+    def __reduce__(self) -> tuple[Callable[..., Any], tuple[Any]]:
         return prepare_qrels, (columns.Renamed(self.table, self.names) if self.names
-                               else self.table,)
+                               else self.table,)    # another process prepares it again
 
     @property
-    def topics(self) -> tuple:
+    def topics(self) -> tuple[str, ...]:
         return self.native.topics
 
     @property
@@ -723,7 +728,24 @@ class PreparedQrelsTable(columns.Renamed):
         return levels
 
 
-def prepare_qrels(qrels: Any, *, duplicates: str = "error", threads: Optional[int] = None):
+PreparedJudgments = Union[PreparedQrels, PreparedQrelsFile, PreparedQrelsTable, "Qrels"]
+"""What :func:`prepare_qrels` returns."""
+
+
+@overload
+def prepare_qrels(qrels: Mapping[str, Mapping[str, float]], *,
+                  duplicates: DuplicatePolicy = ..., threads: Optional[int] = ...
+                  ) -> Union[PreparedQrels, Qrels]: ...
+@overload
+def prepare_qrels(qrels: PathLike, *, duplicates: DuplicatePolicy = ...,
+                  threads: Optional[int] = ...) -> Union[PreparedQrelsFile, Qrels]: ...
+@overload
+def prepare_qrels(qrels: Any, *, duplicates: DuplicatePolicy = ...,
+                  threads: Optional[int] = ...) -> PreparedJudgments: ...
+
+
+def prepare_qrels(qrels: Any, *, duplicates: DuplicatePolicy = "error",
+                  threads: Optional[int] = None) -> PreparedJudgments:
     """Judgments read once, to evaluate many runs against: pass the result to
     :func:`cumgain.evaluate`, :func:`cumgain.rank` or the curves in place of ``qrels``
     (as pytrec_eval's ``RelevanceEvaluator`` and ir_measures' ``evaluator`` read their
@@ -759,8 +781,8 @@ def prepare_qrels(qrels: Any, *, duplicates: str = "error", threads: Optional[in
     return load_qrels(qrels, duplicates=duplicates)
 
 
-def read_ranked(qrels: Any, run: Any, *, ties: str, score_precision: str,
-                seed: int, depth: Optional[int], duplicates: str = "error",
+def read_ranked(qrels: Any, run: Any, *, ties: TieRule, score_precision: ScorePrecision,
+                seed: int, depth: Optional[int], duplicates: DuplicatePolicy = "error",
                 threads: Optional[int] = None) -> Optional[RankedInput]:
     """Read (TREC files, dicts with str ids and int/float values, or
     :class:`PreparedQrels`), rank and join in C; or None when the reference reader

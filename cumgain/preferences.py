@@ -105,13 +105,12 @@ non-zero level in a many-jsg jg; preferences that form a cycle in a many-jsg jg
 """
 from __future__ import annotations
 
-import os
 import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, get_args
 
 import numpy as np
 
@@ -119,6 +118,7 @@ from cgcore import _measures as kernels
 from cgcore import _prefs
 from cumgain.evaluator import SCORE_PRECISIONS, TopicsWarning, _check_depth, _docno_ids
 from cumgain.exceptions import FormatError, InputError
+from cumgain.measures import Measure
 from cumgain.trec_io import (
     _batches,
     _Kind,
@@ -130,6 +130,10 @@ from cumgain.trec_io import (
     _separator_message,
     load_run,
 )
+from cumgain.types import PathLike, PreferenceFormat, ScorePrecision, TopicPolicy
+
+if TYPE_CHECKING:
+    from cumgain.evaluator import Evaluation
 
 __all__ = [
     "COUNTS",
@@ -150,8 +154,8 @@ MEASURES: tuple[str, ...] = tuple(_prefs.MEASURES)
 COUNTS: tuple[str, ...] = tuple(_prefs.COUNTS)
 """The measures that are counts: printed as integers, summed (not averaged) over topics."""
 
-FORMATS = ("prefs", "qrels_prefs")
-LEVEL_PRECISIONS = ("float64", "float32")
+FORMATS: tuple[PreferenceFormat, ...] = get_args(PreferenceFormat)
+LEVEL_PRECISIONS: tuple[ScorePrecision, ...] = get_args(ScorePrecision)
 
 
 class UndefinedValueWarning(UserWarning):
@@ -211,7 +215,7 @@ class Preferences:
         return len(self.levels)
 
 
-def load_preferences(source: str | os.PathLike, format: str = "prefs") -> Preferences:
+def load_preferences(source: PathLike, format: PreferenceFormat = "prefs") -> Preferences:
     """Read a preference file (``format="prefs"``: ``qid jg jsg docno rel_level``) or a
     qrels file read as preferences (``format="qrels_prefs"``: ``qid jg docno rel``,
     trec_eval's ``-R qrels_prefs``: the second column is the judgment group).
@@ -358,7 +362,8 @@ def _raise_at(text: bytes, first_line: int, i: int, source: str, layout: _Layout
 # --------------------------------------------------------------------------- ranking
 
 def rank_for_preferences(run: Any, *, depth: Optional[int] = None,
-                         score_precision: str = "float64") -> dict[str, list[str]]:
+                         score_precision: ScorePrecision = "float64"
+                         ) -> dict[str, list[str]]:
     """Rank a run as trec_eval does for the preference measures.
 
     Score descending, ties broken by docno **ascending** in byte order
@@ -449,7 +454,7 @@ class PreferenceValues:
 
 def preference_values(prefs: Preferences, ranked: Mapping[str, Sequence[str]],
                       names: Optional[Iterable[str]] = None, *,
-                      level_precision: str = "float64", warn: bool = True
+                      level_precision: ScorePrecision = "float64", warn: bool = True
                       ) -> PreferenceValues:
     """Compute trec_eval's preference measures for a ranked run.
 
@@ -635,9 +640,9 @@ def _raise_kernel_error(prefs: Preferences, topic: str, error: np.ndarray,
     raise AssertionError(f"unknown kernel error {code}")  # pragma: no cover
 
 
-def evaluate_preferences(prefs: Preferences, run: Any, measures: list, *, topics: str,
-                         warn: bool, depth: Optional[int], score_precision: str,
-                         **ignored: Any) -> Any:
+def evaluate_preferences(prefs: Preferences, run: Any, measures: list[Measure], *,
+                         topics: TopicPolicy, warn: bool, depth: Optional[int],
+                         score_precision: ScorePrecision, **ignored: Any) -> Evaluation:
     """:func:`cumgain.evaluate` for preference judgments: the ``prefs_*`` measures (and
     ``num_q``, ``runid``) of ``run``, ranked as trec_eval ranks for them (ties by docno
     ascending), cut at ``depth``. ``score_precision="float32"`` is trec_eval 9.0.8,

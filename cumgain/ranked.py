@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Hashable, Optional
 
 import numpy as np
+import numpy.typing as npt
 
 
 @dataclass
@@ -53,17 +54,17 @@ class Scratch:
     and relevance flags of a range (a few MB each). Fresh arrays that size, freed after
     each range, went back to the system and cost a page fault per 4 KiB every time."""
 
-    def __init__(self):
-        self._arrays: dict = {}
+    def __init__(self) -> None:
+        self._arrays: dict[Hashable, np.ndarray] = {}
 
-    def array(self, key, n: int, dtype) -> np.ndarray:
+    def array(self, key: Hashable, n: int, dtype: npt.DTypeLike) -> np.ndarray:
         """An uninitialised array of ``n`` values for ``key`` (its last one's memory)."""
         array = self._arrays.get(key)
         if array is None or len(array) < n or array.dtype != dtype:
             array = self._arrays[key] = np.empty(n + n // 8, dtype)   # room for the
         return array[:n]                                              # next, a bit longer
 
-    def float64(self, key, levels: np.ndarray) -> np.ndarray:
+    def float64(self, key: Hashable, levels: np.ndarray) -> np.ndarray:
         """as_float64(levels), converted into the array for ``key``."""
         if levels.dtype == np.float64:
             return levels
@@ -137,7 +138,7 @@ def full_depth(ranked: RankedBatch) -> int:
     return int(max(lengths.max(initial=0), judged.max(initial=0), 1))
 
 
-def topic_bounds(ranked: RankedBatch, parts: int) -> list:
+def topic_bounds(ranked: RankedBatch, parts: int) -> list[tuple[int, int]]:
     """Up to ``parts`` ranges [first, stop) of whole topics with about equal rows (ranked
     and judged), covering every topic."""
     n_topics = len(ranked.offsets) - 1
@@ -159,7 +160,8 @@ def topic_range(ranked: RankedBatch, first: int, stop: int) -> RankedBatch:
                    qrels_levels=ranked.qrels_levels[judgments])
 
 
-def ideal_lists(judged_gains: np.ndarray, offsets: np.ndarray):
+def ideal_lists(judged_gains: np.ndarray, offsets: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
     """Each topic's positive gains sorted descending, as flat values + offsets."""
     topic = topic_of_rows(offsets)
     positive = judged_gains > 0

@@ -8,8 +8,13 @@ Far too slow for real use.
 from __future__ import annotations
 
 import math
+from typing import Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
+import numpy.typing as npt
+
+Float64Array = npt.NDArray[np.float64]
+ArrayIn = Union[npt.NDArray[Any], Sequence[float]]     # what the kernels take, as arrays or lists
 
 DISCOUNT_NONE = 0
 DISCOUNT_RANK = 1
@@ -26,13 +31,13 @@ def _log_base(x: float, base: float) -> float:
     return math.log(x) / math.log(base)
 
 
-def _topics(values, offsets):
+def _topics(values: Any, offsets: Any) -> Iterator[list[float]]:
     """Yield each topic's gains as a list of floats."""
     for t in range(len(offsets) - 1):
         yield [float(g) for g in values[offsets[t]:offsets[t + 1]]]
 
 
-def _fill(result, out):
+def _fill(result: Any, out: Optional[Float64Array]) -> Float64Array:
     result = np.array(result, dtype=np.float64)
     if out is None:
         return result
@@ -40,7 +45,7 @@ def _fill(result, out):
     return out
 
 
-def discount_divisors(rule, base, depth):
+def discount_divisors(rule: int, base: float, depth: int) -> Float64Array:
     """df(i) for i = 1..depth (see ``cgcore.discount_divisors``)."""
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth}")
@@ -63,11 +68,12 @@ def discount_divisors(rule, base, depth):
     return np.array(divisors)
 
 
-def _padded(gains, depth):
+def _padded(gains: list[float], depth: int) -> list[float]:
     return (gains + [0.0] * depth)[:depth]
 
 
-def cg_vectors(gains, offsets, depth, out=None):
+def cg_vectors(gains: ArrayIn, offsets: ArrayIn, depth: int,
+               out: Optional[Float64Array] = None) -> Float64Array:
     """CG[1] = G[1]; CG[i] = CG[i-1] + G[i]."""
     rows = []
     for topic in _topics(gains, offsets):
@@ -79,7 +85,8 @@ def cg_vectors(gains, offsets, depth, out=None):
     return _fill(np.reshape(rows, (len(offsets) - 1, depth)), out)
 
 
-def dcg_vectors(gains, offsets, divisors, depth, out=None):
+def dcg_vectors(gains: ArrayIn, offsets: ArrayIn, divisors: Sequence[float],
+                depth: int, out: Optional[Float64Array] = None) -> Float64Array:
     """DCG[i] = DCG[i-1] + G[i] / df(i)."""
     rows = []
     for topic in _topics(gains, offsets):
@@ -91,21 +98,24 @@ def dcg_vectors(gains, offsets, divisors, depth, out=None):
     return _fill(np.reshape(rows, (len(offsets) - 1, depth)), out)
 
 
-def ideal_gain_vectors(judged, offsets, depth, out=None):
+def ideal_gain_vectors(judged: ArrayIn, offsets: ArrayIn, depth: int,
+                       out: Optional[Float64Array] = None) -> Float64Array:
     """BV: positive judged gains sorted descending, then zeros."""
     rows = [_padded(sorted((g for g in topic if g > 0.0), reverse=True), depth)
             for topic in _topics(judged, offsets)]
     return _fill(np.reshape(rows, (len(offsets) - 1, depth)), out)
 
 
-def normalise(values, ideal, zero_ideal, out=None):
+def normalise(values: Any, ideal: Any, zero_ideal: float,
+              out: Optional[Float64Array] = None) -> Float64Array:
     """V[i] / I[i] where I[i] > 0, else zero_ideal."""
     rows = [[float(v) / float(i) if i > 0.0 else zero_ideal for v, i in zip(vrow, irow)]
             for vrow, irow in zip(values, ideal)]
     return _fill(np.reshape(rows, np.shape(values)), out)
 
 
-def average_vector(vectors, ignore_nan=False, out=None):
+def average_vector(vectors: Any, ignore_nan: bool = False,
+                   out: Optional[Float64Array] = None) -> Float64Array:
     """Component-wise mean over topics (rows); NaN entries skipped if ignore_nan."""
     if len(vectors) < 1:
         raise ValueError("avg-vect needs at least one vector")
@@ -122,7 +132,8 @@ def average_vector(vectors, ignore_nan=False, out=None):
     return _fill(means, out)
 
 
-def average_position(vectors, k, out=None):
+def average_position(vectors: Any, k: int, out: Optional[Float64Array] = None
+                     ) -> Float64Array:
     """(1/k) * sum_{i=1..k} V[i] per topic."""
     if k < 1 or k > np.shape(vectors)[1]:
         raise ValueError(f"k = {k} must be in 1..{np.shape(vectors)[1]}")
@@ -135,32 +146,39 @@ def average_position(vectors, k, out=None):
     return _fill(result, out)
 
 
-def _discounted_sum(gains, divisors, k):
+def _discounted_sum(gains: list[float], divisors: Sequence[float], k: int) -> float:
     total = 0.0
     for i, gain in enumerate(gains[:k]):
         total = total + gain / float(divisors[i])
     return total
 
 
-def dcg_at(gains, offsets, divisors, k, out=None):
+def dcg_at(gains: ArrayIn, offsets: ArrayIn, divisors: Sequence[float], k: int,
+           out: Optional[Float64Array] = None) -> Float64Array:
     """sum_{i <= min(k, len)} G[i] / df(i) per topic."""
     return _fill([_discounted_sum(topic, divisors, k) for topic in _topics(gains, offsets)], out)
 
 
-def ideal_dcg_at(judged, offsets, divisors, k, out=None):
+def ideal_dcg_at(judged: ArrayIn, offsets: ArrayIn, divisors: Sequence[float],
+                 k: int, out: Optional[Float64Array] = None) -> Float64Array:
     """The discounted sum of the top-k positive judged gains, descending."""
     return _fill([_discounted_sum(sorted((g for g in topic if g > 0.0), reverse=True), divisors, k)
                   for topic in _topics(judged, offsets)], out)
 
 
-def ndcg_at(gains, offsets, judged, judged_offsets, divisors, k, zero_ideal, out=None):
+def ndcg_at(gains: ArrayIn, offsets: ArrayIn, judged: ArrayIn,
+            judged_offsets: ArrayIn, divisors: Sequence[float], k: int,
+            zero_ideal: float, out: Optional[Float64Array] = None) -> Float64Array:
     """DCG@k / ideal DCG@k, or zero_ideal where the ideal is 0."""
     values = dcg_at(gains, offsets, divisors, k)
     ideal = ideal_dcg_at(judged, judged_offsets, divisors, k)
     return _fill([v / i if i > 0.0 else zero_ideal for v, i in zip(values, ideal)], out)
 
 
-def ndcg_at_cutoffs(gains, offsets, judged, judged_offsets, divisors, ks, zero_ideal, out=None):
+def ndcg_at_cutoffs(gains: ArrayIn, offsets: ArrayIn, judged: ArrayIn,
+                    judged_offsets: ArrayIn, divisors: Sequence[float],
+                    ks: Sequence[int], zero_ideal: float,
+                    out: Optional[Float64Array] = None) -> Float64Array:
     """ndcg_at at each cut-off of ks, one column each: shape (T, len(ks))."""
     columns = [ndcg_at(gains, offsets, judged, judged_offsets, divisors, int(k), zero_ideal)
                for k in ks]

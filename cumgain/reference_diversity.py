@@ -14,8 +14,13 @@ topic without relevant judgments) the value is 0, as in the kernel.
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
+import numpy.typing as npt
+
+Float64Array = npt.NDArray[np.float64]
+Int64Array = npt.NDArray[np.int64]
 
 AT_CUTOFF = ("ERR_IA", "nERR_IA", "alpha_DCG", "alpha_nDCG", "P_IA", "StRecall")
 WHOLE = ("NRBP", "nNRBP", "AP_IA")
@@ -141,8 +146,11 @@ def _topic(rel: list, docs: list, ranking: list, n_subtopics: int, alpha: float,
     return ([[row[k - 1] for k in cutoffs] for row in at], [nrbp, nnrbp, map_ia])
 
 
-def diversity_measures(judged_offsets, relevant_offsets, relevant_subtopics, n_subtopics,
-                       ranked_offsets, ranked_docs, cutoffs, alpha, beta):
+def diversity_measures(judged_offsets: Int64Array, relevant_offsets: Int64Array,
+                       relevant_subtopics: Int64Array, n_subtopics: Int64Array,
+                       ranked_offsets: Int64Array, ranked_docs: Int64Array,
+                       cutoffs: Sequence[int] | Int64Array, alpha: float, beta: float
+                       ) -> tuple[Float64Array, Float64Array]:
     """The arguments and results of :func:`cgcore._diversity.diversity_measures`."""
     n_topics = len(judged_offsets) - 1
     cutoffs = [int(k) for k in cutoffs]

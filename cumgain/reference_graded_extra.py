@@ -6,19 +6,25 @@ kernels; not for production use."""
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
+import numpy.typing as npt
+
+Float64Array = npt.NDArray[np.float64]
+Int64Array = npt.NDArray[np.int64]
 
 ORDER_GDEVAL = 0
 ORDER_NTCIREVAL = 1
 
 
-def _topics(offsets):
+def _topics(offsets: Sequence[int] | Int64Array) -> list[tuple[int, int]]:
     offsets = [int(x) for x in offsets]
     return list(zip(offsets, offsets[1:]))
 
 
-def expected_reciprocal_rank(probabilities, offsets, cutoff, order):
+def expected_reciprocal_rank(probabilities: Float64Array, offsets: Int64Array, cutoff: int,
+                             order: int) -> Float64Array:
     out = []
     for start, stop in _topics(offsets):
         score, decay = 0.0, 1.0
@@ -33,7 +39,8 @@ def expected_reciprocal_rank(probabilities, offsets, cutoff, order):
     return np.array(out, dtype=np.float64)
 
 
-def rank_biased_utility(probabilities, offsets, cutoff, p, effort):
+def rank_biased_utility(probabilities: Float64Array, offsets: Int64Array, cutoff: int,
+                        p: float, effort: float) -> Float64Array:
     out = []
     for start, stop in _topics(offsets):
         score, decay, weight, weights = 0.0, 1.0, 1.0, 0.0
@@ -47,7 +54,8 @@ def rank_biased_utility(probabilities, offsets, cutoff, p, effort):
     return np.array(out, dtype=np.float64)
 
 
-def q_measure(gains, offsets, ideal, ideal_offsets, beta, cutoff):
+def q_measure(gains: Float64Array, offsets: Int64Array, ideal: Float64Array,
+              ideal_offsets: Int64Array, beta: float, cutoff: int) -> Float64Array:
     out = []
     for (start, stop), (ideal_start, ideal_stop) in zip(_topics(offsets),
                                                         _topics(ideal_offsets)):
@@ -69,7 +77,8 @@ def q_measure(gains, offsets, ideal, ideal_offsets, beta, cutoff):
     return np.array(out, dtype=np.float64)
 
 
-def graded_average_precision(gains, offsets, ideal, ideal_offsets, cutoff):
+def graded_average_precision(gains: Float64Array, offsets: Int64Array, ideal: Float64Array,
+                             ideal_offsets: Int64Array, cutoff: int) -> Float64Array:
     out = []
     for (start, stop), (ideal_start, ideal_stop) in zip(_topics(offsets),
                                                         _topics(ideal_offsets)):
@@ -84,7 +93,8 @@ def graded_average_precision(gains, offsets, ideal, ideal_offsets, cutoff):
     return np.array(out, dtype=np.float64)
 
 
-def compatibility(levels, offsets, ideal, ideal_offsets, p, normalize):
+def compatibility(levels: Float64Array, offsets: Int64Array, ideal: Float64Array,
+                  ideal_offsets: Int64Array, p: float, normalize: bool) -> Float64Array:
     out = []
     for (start, stop), (ideal_start, ideal_stop) in zip(_topics(offsets),
                                                         _topics(ideal_offsets)):
@@ -132,7 +142,7 @@ def compatibility(levels, offsets, ideal, ideal_offsets, p, normalize):
     return np.array(out, dtype=np.float64)
 
 
-def pairwise_accuracy(relevant, offsets, cutoff):
+def pairwise_accuracy(relevant: Float64Array, offsets: Int64Array, cutoff: int) -> Float64Array:
     out = []
     for start, stop in _topics(offsets):
         flags = [float(x) != 0.0 for x in relevant[start:min(stop, start + cutoff)]]

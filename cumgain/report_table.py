@@ -11,22 +11,25 @@ that reads back to the same double; JSON writes NaN as null).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from cumgain import formats
 from cumgain.formats import Column
 
+if TYPE_CHECKING:
+    from cumgain.evaluator import Evaluation
+
 
 @dataclass
 class Table:
     """Rows of results: ``labels`` (run, and topic when per topic) then ``values``."""
 
-    label_names: tuple
-    measure_names: tuple
-    kinds: tuple                   # per measure: "float", "count" or "text"
-    rows: list                     # [(labels tuple, values list)]
+    label_names: tuple[str, ...]
+    measure_names: tuple[str, ...]
+    kinds: tuple[str, ...]         # per measure: "float", "count" or "text"
+    rows: list[tuple[tuple[str, ...], list[Any]]]   # [(labels tuple, values list)]
 
 
 def new_table(measure_names: Sequence[str], kinds: Sequence[str], per_topic: bool) -> Table:
@@ -34,7 +37,7 @@ def new_table(measure_names: Sequence[str], kinds: Sequence[str], per_topic: boo
     return Table(labels, tuple(measure_names), tuple(kinds), [])
 
 
-def add_result(table: Table, run_label: str, result) -> None:
+def add_result(table: Table, run_label: str, result: Evaluation) -> None:
     """Append one evaluation's rows (per topic first when the table is per topic)."""
     names = table.measure_names
     if len(table.label_names) == 2:
@@ -46,7 +49,7 @@ def add_result(table: Table, run_label: str, result) -> None:
         table.rows.append(((run_label,), [result.means[name] for name in names]))
 
 
-def columns(table: Table) -> list:
+def columns(table: Table) -> list[Column]:
     """The table's columns for :func:`cumgain.formats.render`."""
     return [Column(name, "label") for name in table.label_names] + \
         [Column(name, kind) for name, kind in zip(table.measure_names, table.kinds)]

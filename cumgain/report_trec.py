@@ -28,13 +28,16 @@ topic only). With -Z, every value but the text ones prints as ``Z%-22s\\t%s\\t%6
 from __future__ import annotations
 
 import math
-from typing import Iterable, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
 from cumgain.exceptions import InputError
 from cumgain.measures import FAMILIES, NICKNAMES, TREC_ORDER, Measure
 from cumgain.measures.trec_names import NEW_IN_10
+
+if TYPE_CHECKING:
+    from cumgain.evaluator import Evaluation
 
 #: The order in which trec_eval 10.0 prints measures (its registry, measures.c).
 PRINT_ORDER = TREC_ORDER
@@ -47,7 +50,7 @@ class Selection:
     """The measures one trec_eval command line asks for: ``spellings`` go to
     :func:`cumgain.evaluate` as they are."""
 
-    def __init__(self, spellings: list):
+    def __init__(self, spellings: list[str]):
         self.spellings = spellings
 
     def __repr__(self) -> str:
@@ -87,9 +90,9 @@ def select_measures(arguments: Sequence[str], version: str = "10") -> Selection:
     return Selection(spellings + extensions)
 
 
-def print_order(measures: Iterable[Measure]) -> list:
+def print_order(measures: Iterable[Measure]) -> list[Measure]:
     """The measures in trec_eval's print order (stable for equal keys)."""
-    def key(item):
+    def key(item: tuple[int, Measure]) -> tuple[int, int]:
         index, measure = item
         slot = _SLOT_OF_FAMILY.get(measure.family, measure.family)
         rank = PRINT_ORDER.index(slot) if slot in PRINT_ORDER else len(PRINT_ORDER)
@@ -100,7 +103,7 @@ def print_order(measures: Iterable[Measure]) -> list:
 GM_FLOOR = 1e-5     # trec_eval's MIN_GEO_MEAN
 
 
-def summary_without(result, hidden: Iterable[str]) -> dict:
+def summary_without(result: Evaluation, hidden: Iterable[str]) -> dict[str, float]:
     """The summary values trec_eval 9.0.8 prints under ``-c``: it evaluates only the
     topics the run has, sums their values in topic order and divides by the number of
     qrels topics; a geometric mean adds ``n_missing * log(1e-5)`` to its sum at the end
@@ -126,7 +129,7 @@ def summary_without(result, hidden: Iterable[str]) -> dict:
     return means
 
 
-def value_line(name: str, qid: str, value, kind: str, zscores: bool = False) -> str:
+def value_line(name: str, qid: str, value: Any, kind: str, zscores: bool = False) -> str:
     """One output line, ``%-22s\\t%s\\t%6.4f`` (``%ld`` for counts, the text for
     ``text`` values), without newline; with ``zscores``, ``Z%-22s\\t%s\\t%6.4f``."""
     if kind == "text":
@@ -138,8 +141,8 @@ def value_line(name: str, qid: str, value, kind: str, zscores: bool = False) -> 
     return f"{name:<22}\t{qid}\t{value:6.4f}"
 
 
-def trec_lines(result, *, per_topic: bool, summary: bool,
-               printed: Optional[set] = None, hidden_topics: Iterable[str] = (),
+def trec_lines(result: Evaluation, *, per_topic: bool, summary: bool,
+               printed: Optional[set[str]] = None, hidden_topics: Iterable[str] = (),
                summary_num_rel: Optional[float] = None,
                zscores: bool = False) -> Iterator[str]:
     """The lines trec_eval prints for an :class:`~cumgain.evaluator.Evaluation`.

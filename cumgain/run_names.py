@@ -47,7 +47,7 @@ def run_tag(result: Any) -> str:
     return getattr(result, "run_tag", "") or ""
 
 
-def run_names(paths: Sequence[Any], results: Sequence[Any]) -> list:
+def run_names(paths: Sequence[Any], results: Sequence[Any]) -> list[str]:
     """One unique name per run (see the module docstring): ``results`` are the runs'
     evaluations or rankings (their ``run_tag`` and ``run_tags_agree``), or their tags."""
     names = [run_tag(result) or file_name(path) for path, result in zip(paths, results)]
@@ -55,7 +55,7 @@ def run_names(paths: Sequence[Any], results: Sequence[Any]) -> list:
         counts = Counter(names)
         names = [fallback(path) if counts[name] > 1 else name
                  for name, path in zip(names, paths)]
-    seen: Counter = Counter()
+    seen: Counter[str] = Counter()
     unique = []
     for name in names:
         seen[name] += 1

@@ -45,19 +45,30 @@ import inspect
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence, get_args
 
 import numpy as np
 from cumgain import _display as display
 from cumgain.exceptions import InputError
+from cumgain.progress import ProgressOption, check_progress, progress_bar
+from cumgain.types import (
+    CIMethod,
+    Correction,
+    Posthoc,
+    ScoreTopics,
+    StatsTest,
+    WilcoxonMethod,
+    ZeroMethod,
+)
 
-TESTS = ("friedman", "anova", "ttest", "wilcoxon", "randomization")
-POSTHOCS = {"friedman": ("conover", "nemenyi"), "anova": ("tukey",)}
-CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+TESTS: tuple[StatsTest, ...] = get_args(StatsTest)
+POSTHOCS: dict[str, tuple[Posthoc, ...]] = {"friedman": ("conover", "nemenyi"),
+                                            "anova": ("tukey",)}
+CORRECTIONS: tuple[Correction, ...] = get_args(Correction)
 SINGLE_STEP = "single-step"      # the correction of Nemenyi and Tukey p-values
-TOPIC_POLICIES = ("strict", "intersect")
-ZERO_METHODS = ("wilcox", "pratt", "zsplit")
-CI_METHODS = ("BCa", "percentile", "basic")
+TOPIC_POLICIES: tuple[ScoreTopics, ...] = get_args(ScoreTopics)
+ZERO_METHODS: tuple[ZeroMethod, ...] = get_args(ZeroMethod)
+CI_METHODS: tuple[CIMethod, ...] = get_args(CIMethod)
 MARGINAL_PERCENT = 5.0           # Sparck Jones: under 5% marginal
 ESSENTIAL_PERCENT = 10.0         # Sparck Jones: over 10% essential
 
@@ -80,14 +91,14 @@ class ScoreTable:
     ``topics="intersect"`` (empty otherwise).
     """
 
-    runs: tuple
-    topics: tuple
+    runs: tuple[str, ...]
+    topics: tuple[str, ...]
     values: np.ndarray
     measure: Optional[str] = None
-    dropped: Mapping[str, tuple] = field(default_factory=dict)
+    dropped: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
-    def means(self) -> dict:
+    def means(self) -> dict[str, float]:
         """``{run: mean over the topics}``."""
         return dict(zip(self.runs, self.values.mean(axis=0).tolist()))
 
@@ -190,7 +201,8 @@ def _check_names(runs: Sequence[str]) -> None:
 
 
 def score_table(data: Any, measure: Optional[str] = None, *,
-                runs: Optional[Sequence[str]] = None, topics: str = "strict") -> ScoreTable:
+                runs: Optional[Sequence[str]] = None, topics: ScoreTopics = "strict"
+                ) -> ScoreTable:
     """A topics x runs table of per-topic scores, paired by topic.
 
     ``data``: ``{run: Evaluation}`` (with ``measure``, in any spelling the evaluator
@@ -282,7 +294,7 @@ class OmnibusResult:
     test: str
     statistic: float
     p_value: float
-    df: tuple
+    df: tuple[float, ...]
     n_topics: int
     n_runs: int
 
@@ -359,13 +371,13 @@ class Comparison:
     posthoc: Optional[str]
     correction: str
     omnibus: Optional[OmnibusResult]
-    pairs: tuple
+    pairs: tuple[PairwiseResult, ...]
     baseline: Optional[str] = None
     protected: bool = True
     seed: Optional[int] = None
 
     @property
-    def runs(self) -> tuple:
+    def runs(self) -> tuple[str, ...]:
         return self.table.runs
 
     @property
@@ -373,7 +385,7 @@ class Comparison:
         return self.table.measure
 
     @property
-    def means(self) -> dict:
+    def means(self) -> dict[str, float]:
         return self.table.means
 
     def pair(self, run_a: str, run_b: str) -> PairwiseResult:
@@ -383,7 +395,7 @@ class Comparison:
                 return result
         raise InputError(f"no pair {run_a!r} / {run_b!r} in this comparison")
 
-    def significant(self, alpha: float = 0.05) -> tuple:
+    def significant(self, alpha: float = 0.05) -> tuple[PairwiseResult, ...]:
         """The pairs significant at ``alpha`` after correction (and, when protected, only
         if the omnibus p-value is below ``alpha`` too)."""
         if self.protected and self.omnibus is not None and not self.omnibus.significant(alpha):
@@ -647,7 +659,7 @@ def _randomization(a: np.ndarray, b: np.ndarray, n_permutations: int, seed: int)
 
 
 def bootstrap_ci(a: Any, b: Any, *, confidence_level: float = 0.95, n_resamples: int = 9999,
-                 method: str = "BCa", seed: Optional[int] = None) -> ConfidenceInterval:
+                 method: CIMethod = "BCa", seed: Optional[int] = None) -> ConfidenceInterval:
     """A bootstrap confidence interval for the mean of the paired differences a - b
     (topics resampled with replacement): scipy.stats.bootstrap((a - b,), np.mean, ...)
     with ``rng=numpy.random.default_rng(seed)``. NaN bounds for degenerate data (BCa)."""
@@ -667,7 +679,7 @@ def bootstrap_ci(a: Any, b: Any, *, confidence_level: float = 0.95, n_resamples:
 
 # ============================================================== corrections
 
-def correct(p_values: Any, method: str = "holm") -> np.ndarray:
+def correct(p_values: Any, method: Correction = "holm") -> np.ndarray:
     """Adjust a family of p-values for multiple comparisons (= statsmodels multipletests
     with ``holm``, ``bonferroni``, ``fdr_bh``).
 
@@ -725,13 +737,14 @@ def _pair_indices(table: ScoreTable, baseline: Optional[str]) -> list:
     return [(i, b) for i in range(k) if i != b]
 
 
-def compare(data: Any, measure: Optional[str] = None, *, test: str = "friedman",
-            posthoc: Optional[str] = None, correction: str = "holm",
-            baseline: Optional[str] = None, topics: str = "strict", protected: bool = True,
-            zero_method: str = "wilcox", continuity: bool = False,
-            wilcoxon_method: str = "auto", n_permutations: int = 10_000,
-            seed: Optional[int] = None, confidence_level: Optional[float] = None,
-            n_resamples: int = 9_999, ci_method: str = "BCa") -> Comparison:
+def compare(data: Any, measure: Optional[str] = None, *, test: StatsTest = "friedman",
+            posthoc: Optional[Posthoc] = None, correction: Correction = "holm",
+            baseline: Optional[str] = None, topics: ScoreTopics = "strict",
+            protected: bool = True, zero_method: ZeroMethod = "wilcox",
+            continuity: bool = False, wilcoxon_method: WilcoxonMethod = "auto",
+            n_permutations: int = 10_000, seed: Optional[int] = None,
+            confidence_level: Optional[float] = None, n_resamples: int = 9_999,
+            ci_method: CIMethod = "BCa", progress: ProgressOption = False) -> Comparison:
     """Compare runs on per-topic scores: an omnibus test and the family of pairs.
 
     ``data`` / ``measure`` / ``topics``: as for :func:`score_table`.
@@ -749,6 +762,10 @@ def compare(data: Any, measure: Optional[str] = None, *, test: str = "friedman",
     (:func:`bootstrap_ci` with ``n_resamples``, ``ci_method`` and ``seed``).
     ``seed``: None draws one (kept in ``Comparison.seed``); every pair uses the same seed,
     so each pair's result equals scipy's call with ``rng=seed``.
+    ``progress``: False (default), True or "auto" (stderr a terminal only): a bar on
+    stderr counting the pairs of the randomization test and of the bootstrap, the slow
+    parts (:func:`cumgain.progress.progress_bar`); the other tests take no visible time
+    and show none. It changes no number.
 
     >>> result = compare({"A": {"1": 0.1, "2": 0.2, "3": 0.3, "4": 0.2},
     ...                   "B": {"1": 0.3, "2": 0.4, "3": 0.6, "4": 0.5},
@@ -770,6 +787,7 @@ def compare(data: Any, measure: Optional[str] = None, *, test: str = "friedman",
     if zero_method not in ZERO_METHODS:
         raise InputError(f"zero_method must be one of {ZERO_METHODS}, got {zero_method!r}")
     _check_count(n_permutations, "n_permutations")
+    check_progress(progress)
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (2 ** 63))
     elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
@@ -779,6 +797,7 @@ def compare(data: Any, measure: Optional[str] = None, *, test: str = "friedman",
         table._index(baseline)
     values = table.values
     pairs = _pair_indices(table, baseline)
+    label = table.measure or "compare"
 
     omnibus = None
     if test == "friedman":
@@ -793,22 +812,31 @@ def compare(data: Any, measure: Optional[str] = None, *, test: str = "friedman",
         rows = [_wilcoxon(values[:, i], values[:, j], zero_method, continuity, wilcoxon_method)
                 for i, j in pairs]
     else:
-        rows = [_randomization(values[:, i], values[:, j], n_permutations, seed)
-                for i, j in pairs]
+        rows = []
+        with progress_bar(len(pairs), f"{label}: randomization test, pairs", progress) as bar:
+            for i, j in pairs:
+                rows.append(_randomization(values[:, i], values[:, j], n_permutations, seed))
+                bar.update()
     name = posthoc or test
     single_step = name in ("nemenyi", "tukey")
     p_values = np.array([p for _, p, _ in rows], dtype=np.float64)
     p_corrected = p_values.copy() if single_step else correct(p_values, correction)
 
+    intervals = [None] * len(pairs)
+    if confidence_level is not None:
+        with progress_bar(len(pairs), f"{label}: bootstrap CIs, pairs", progress) as bar:
+            for index, (i, j) in enumerate(pairs):
+                intervals[index] = bootstrap_ci(
+                    values[:, i], values[:, j], confidence_level=confidence_level,
+                    n_resamples=n_resamples, method=ci_method, seed=seed)
+                bar.update()
+
     means = values.mean(axis=0)
     results = []
-    for (i, j), (statistic, p_value, location), p_adjusted in zip(pairs, rows, p_corrected):
+    for (i, j), (statistic, p_value, location), p_adjusted, interval in zip(
+            pairs, rows, p_corrected, intervals):
         mean_a, mean_b = float(means[i]), float(means[j])
         relative = relative_difference(mean_a, mean_b)
-        interval = None
-        if confidence_level is not None:
-            interval = bootstrap_ci(values[:, i], values[:, j], confidence_level=confidence_level,
-                                    n_resamples=n_resamples, method=ci_method, seed=seed)
         results.append(PairwiseResult(
             run_a=table.runs[i], run_b=table.runs[j], test=name, statistic=float(statistic),
             p_value=float(p_value), p_corrected=float(p_adjusted), mean_a=mean_a,

@@ -33,7 +33,7 @@ import os
 import tempfile
 import warnings
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Iterable, Iterator, Optional, Union
+from typing import Any, BinaryIO, Iterable, Iterator, Mapping, Optional, Union
 
 import numpy as np
 
@@ -41,6 +41,8 @@ from cumgain import Evaluation, TopicsWarning, evaluate, trec_io
 from cumgain.atomic import atomic_open, refuse_existing
 from cumgain.evaluator import aggregate, topics_warning
 from cumgain.exceptions import FormatError, InputError, naming
+from cumgain.measures import Measure
+from cumgain.types import DuplicatePolicy, PathLike, ScorePrecision, TieRule, TopicPolicy
 
 __all__ = ["EvaluationSetup", "JudgedTopics", "combine", "evaluate_missing", "evaluate_piece",
            "evaluate_stream", "judged_topics", "prepare", "sort_run_by_topic", "topic_sets"]
@@ -50,6 +52,9 @@ DEFAULT_MEMORY_LIMIT = 256 << 20   # bytes of run lines held by sort_run_by_topi
 LINE_OVERHEAD = 120                # bytes per held line beyond its text (Python objects)
 MERGE_FAN_IN = 64                  # sorted temporary files merged at once
 PARSE_BYTES = 1 << 20              # parse the run text 1 MiB at a time (see _TopicReader)
+
+#: A piece's per-topic values: its evaluated topics and a topics x measures matrix.
+Piece = tuple[list[str], np.ndarray]
 
 
 # ---------------------------------------------------------------- pieces and their sum
@@ -62,25 +67,26 @@ class EvaluationSetup:
     the seed drawn once, so every piece breaks random ties with the same seed).
     """
 
-    spellings: tuple
-    measures: tuple
-    policies: dict
-    duplicates: str
+    spellings: tuple[Union[str, Measure], ...]
+    measures: tuple[Measure, ...]
+    policies: dict[str, Any]
+    duplicates: DuplicatePolicy
     warn: bool
 
     @property
-    def names(self) -> list:
+    def names(self) -> list[str]:
         return [measure.name for measure in self.measures]
 
-    def piece_policies(self) -> dict:
+    def piece_policies(self) -> dict[str, Any]:
         """The ranking policies of one piece (the topic policy is applied at the end)."""
         return {key: value for key, value in self.policies.items() if key != "topics"}
 
 
-def prepare(measures: Union[str, Iterable[str]], *, relevance_level: float = 1,
-            judged_only: bool = False, depth: Optional[int] = None, topics: str = "both",
-            ties: str = "docno_desc", score_precision: str = "float64",
-            seed: Optional[int] = None, duplicates: str = "error",
+def prepare(measures: Union[str, Iterable[Union[str, Measure]]], *,
+            relevance_level: float = 1, judged_only: bool = False,
+            depth: Optional[int] = None, topics: TopicPolicy = "both",
+            ties: TieRule = "docno_desc", score_precision: ScorePrecision = "float64",
+            seed: Optional[int] = None, duplicates: DuplicatePolicy = "error",
             warn: bool = True) -> EvaluationSetup:
     """Check the measures and policies with the engine itself (an evaluation of no
     topics, which raises exactly what :func:`cumgain.evaluate` raises for them)."""
@@ -99,14 +105,14 @@ class JudgedTopics:
     """The qrels as ``{topic: {docid: level}}`` for topics with judgments, and the
     qrels topics without any (reported, never evaluated)."""
 
-    by_topic: dict
-    empty: tuple
+    by_topic: Mapping[str, Mapping[str, float]]
+    empty: tuple[str, ...]
 
-    def subset(self, topics: Iterable[str]) -> dict:
+    def subset(self, topics: Iterable[str]) -> dict[str, Mapping[str, float]]:
         return {topic: self.by_topic[topic] for topic in topics}
 
 
-def judged_topics(qrels: Any, duplicates: str = "error") -> JudgedTopics:
+def judged_topics(qrels: Any, duplicates: DuplicatePolicy = "error") -> JudgedTopics:
     """Load qrels in any form :func:`cumgain.trec_io.load_qrels` takes."""
     table = trec_io.load_qrels(qrels, duplicates=duplicates)
     by_topic = {topic: docs for topic, docs in table.to_dict().items() if docs}
@@ -114,8 +120,8 @@ def judged_topics(qrels: Any, duplicates: str = "error") -> JudgedTopics:
     return JudgedTopics(by_topic=by_topic, empty=empty)
 
 
-def evaluate_piece(run_by_topic: dict, judged: JudgedTopics, setup: EvaluationSetup
-                   ) -> tuple:
+def evaluate_piece(run_by_topic: dict[str, dict[str, float]], judged: JudgedTopics,
+                   setup: EvaluationSetup) -> Piece:
     """Evaluate the judged topics of a piece of the run (whole topics only).
 
     ``run_by_topic`` is ``{topic: {docid: score}}`` with each topic's documents in
@@ -133,7 +139,8 @@ def evaluate_piece(run_by_topic: dict, judged: JudgedTopics, setup: EvaluationSe
     return list(result.topics), values.reshape(len(result.topics), len(setup.measures))
 
 
-def evaluate_missing(missing: list, judged: JudgedTopics, setup: EvaluationSetup) -> tuple:
+def evaluate_missing(missing: list[str], judged: JudgedTopics, setup: EvaluationSetup
+                     ) -> Piece:
     """Per-topic values of qrels topics absent from the run (``topics="qrels"``): the
     engine's own values for an empty ranking (0 for most measures, but ``num_rel``
     counts the judgments and ``gm_map`` is log(1e-5))."""
@@ -146,7 +153,7 @@ def evaluate_missing(missing: list, judged: JudgedTopics, setup: EvaluationSetup
 
 
 def topic_sets(run_topics: Iterable[str], judged: JudgedTopics, setup: EvaluationSetup
-               ) -> tuple:
+               ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``(run_only, missing)``: run topics without judgments and judged topics absent
     from the run, each sorted; under ``topics="strict"`` an error if either is not empty
     (the evaluator's message)."""
@@ -161,7 +168,7 @@ def topic_sets(run_topics: Iterable[str], judged: JudgedTopics, setup: Evaluatio
     return run_only, missing
 
 
-def combine(pieces: Iterable[tuple], run_topics: Iterable[str], judged: JudgedTopics,
+def combine(pieces: Iterable[Piece], run_topics: Iterable[str], judged: JudgedTopics,
             setup: EvaluationSetup, *, run_tag: str = "", stacklevel: int = 2) -> Evaluation:
     """Join the pieces' per-topic values into the :class:`Evaluation` that one call of
     :func:`cumgain.evaluate` on the whole run would return, bit for bit.
@@ -268,7 +275,8 @@ class _TopicReader:
             yield _Topic(current, docnos, np.concatenate(scores), np.concatenate(lines))
 
 
-def _documents(topic: _Topic, duplicates: str, source: str, dropped: list) -> dict:
+def _documents(topic: _Topic, duplicates: DuplicatePolicy, source: str, dropped: list[str]
+               ) -> dict[str, float]:
     """``{docno: score}`` of a topic in file order, under the duplicates policy (a
     dict would otherwise keep the last score of a repeated docno silently)."""
     documents = dict(zip(topic.docnos, topic.scores.tolist()))
@@ -289,7 +297,7 @@ def _documents(topic: _Topic, duplicates: str, source: str, dropped: list) -> di
     return documents
 
 
-def warn_dropped(source: str, dropped: list, stacklevel: int) -> None:
+def warn_dropped(source: str, dropped: list[str], stacklevel: int) -> None:
     """One DuplicatesDroppedWarning for the rows :func:`_documents` dropped, if any."""
     if dropped:
         warnings.warn(
@@ -298,12 +306,13 @@ def warn_dropped(source: str, dropped: list, stacklevel: int) -> None:
             trec_io.DuplicatesDroppedWarning, stacklevel=stacklevel)
 
 
-def evaluate_stream(qrels: Any, run_path: Any, measures: Union[str, Iterable[str]], *,
+def evaluate_stream(qrels: Any, run_path: Any,
+                    measures: Union[str, Iterable[Union[str, Measure]]], *,
                     topics_per_chunk: int = DEFAULT_TOPICS_PER_CHUNK,
                     relevance_level: float = 1, judged_only: bool = False,
-                    depth: Optional[int] = None, topics: str = "both",
-                    ties: str = "docno_desc", score_precision: str = "float64",
-                    seed: Optional[int] = None, duplicates: str = "error",
+                    depth: Optional[int] = None, topics: TopicPolicy = "both",
+                    ties: TieRule = "docno_desc", score_precision: ScorePrecision = "float64",
+                    seed: Optional[int] = None, duplicates: DuplicatePolicy = "error",
                     warn: bool = True) -> Evaluation:
     """Evaluate a topic-contiguous TREC run file in bounded memory.
 
@@ -370,7 +379,7 @@ def _merged(paths: list) -> Iterator[bytes]:
     return heapq.merge(*map(_read_lines, paths), key=_topic_key)
 
 
-def sort_run_by_topic(in_path: Any, out_path: Union[str, os.PathLike],
+def sort_run_by_topic(in_path: Any, out_path: PathLike,
                       memory_limit: int = DEFAULT_MEMORY_LIMIT, *,
                       temp_dir: Optional[str] = None, overwrite: bool = False) -> int:
     """Write the run's lines grouped by topic (topics in byte order, each topic's lines

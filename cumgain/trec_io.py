@@ -166,13 +166,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import compress, repeat
 from numbers import Real
-from typing import Any, BinaryIO, Callable, Iterator, Sequence
+from typing import Any, BinaryIO, Callable, Iterator, Sequence, get_args
 
 import numpy as np
 
 from cumgain import columns
 from cumgain._optional import require
 from cumgain.exceptions import FormatError, InputError, naming
+from cumgain.types import DuplicatePolicy, PathLike
 
 __all__ = [
     "DuplicatesDroppedWarning",
@@ -201,7 +202,7 @@ _READ = 1 << 20         # read 1 MiB at a time from a file or a gzip stream
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
 _SHOWN = 200            # at most this many characters of a bad line in an error
-_POLICIES = ("error", "first")
+_POLICIES: tuple[DuplicatePolicy, ...] = get_args(DuplicatePolicy)
 _NEWLINE = b"\0"        # the token that stands for a line end while splitting
 
 
@@ -332,7 +333,7 @@ def _compression_message(name: str, inside_gzip: bool) -> str:
             f"text and gzip are read)")
 
 
-def read_qrels(path: str | os.PathLike, *, duplicates: str = "error",
+def read_qrels(path: PathLike, *, duplicates: DuplicatePolicy = "error",
                max_line_bytes: int | None = None) -> Qrels:
     """Read a TREC qrels file (``qid iter docno rel``), plain or gzip.
 
@@ -361,7 +362,7 @@ def read_qrels(path: str | os.PathLike, *, duplicates: str = "error",
     return Qrels(topics, offsets, docnos, values, source, lines)
 
 
-def read_grouped_qrels(path: str | os.PathLike) -> Qrels:
+def read_grouped_qrels(path: PathLike) -> Qrels:
     """Read a qrels file with judgment groups (trec_eval's ``qrels_jg``: ``qid jg
     docno rel``, the second field naming the group): a :class:`Qrels` whose topics
     are ``"qid\tjg"``, one per group (a docno twice in one group is an error; in two
@@ -373,7 +374,7 @@ def read_grouped_qrels(path: str | os.PathLike) -> Qrels:
     return Qrels(topics, offsets, docnos, values, source, lines)
 
 
-def read_run(path: str | os.PathLike, *, duplicates: str = "error",
+def read_run(path: PathLike, *, duplicates: DuplicatePolicy = "error",
              max_line_bytes: int | None = None) -> Run:
     """Read a TREC run file (``qid iter docno rank score tag``), plain or gzip.
 
@@ -468,7 +469,7 @@ class RunBlock:
         return list(map(every_line.__getitem__, (self.lines - self.first_line).tolist()))
 
 
-def iter_run_blocks(path: str | os.PathLike, *, block_bytes: int = _BLOCK,
+def iter_run_blocks(path: PathLike, *, block_bytes: int = _BLOCK,
                     max_line_bytes: int | None = None) -> Iterator[RunBlock]:
     """Read a TREC run file (plain or gzip; ``"-"`` is standard input) a block of whole
     lines at a time, for callers that must not hold the whole run (:mod:`cumgain.stream`).
@@ -971,7 +972,7 @@ def _check_policy(duplicates: Any) -> None:
 
 
 def _assemble(source: str, topics: Sequence[str], tidx: np.ndarray, docnos: list[str],
-              values: np.ndarray, lines: np.ndarray | None, duplicates: str,
+              values: np.ndarray, lines: np.ndarray | None, duplicates: DuplicatePolicy,
               doc_word: str, topic_word: str):
     """Group the rows by topic (a stable sort), then apply the duplicates policy.
 
@@ -1174,7 +1175,7 @@ def _from_dict(d, source: str, name: str, finite: bool):
 
 # --------------------------------------------------------------------------- DataFrames
 
-def qrels_from_dataframe(df: Any, *, duplicates: str = "error") -> Qrels:
+def qrels_from_dataframe(df: Any, *, duplicates: DuplicatePolicy = "error") -> Qrels:
     """Qrels from a pandas DataFrame with columns ``query_id, doc_id, relevance``.
 
     Other columns are ignored. ``duplicates`` is as in :func:`read_qrels`.
@@ -1186,7 +1187,7 @@ def qrels_from_dataframe(df: Any, *, duplicates: str = "error") -> Qrels:
     return Qrels(topics, offsets, docnos, values, source, None)
 
 
-def run_from_dataframe(df: Any, *, duplicates: str = "error") -> Run:
+def run_from_dataframe(df: Any, *, duplicates: DuplicatePolicy = "error") -> Run:
     """A run from a pandas DataFrame with columns ``query_id, doc_id, score``.
 
     Other columns are ignored. ``duplicates`` is as in :func:`read_run`.
@@ -1198,7 +1199,8 @@ def run_from_dataframe(df: Any, *, duplicates: str = "error") -> Run:
     return Run(topics, offsets, docnos, values, "", source, None)
 
 
-def _from_frame(df: Any, value_column: str, finite: bool, duplicates: str, source: str):
+def _from_frame(df: Any, value_column: str, finite: bool, duplicates: DuplicatePolicy,
+                source: str):
     pd = require("pandas", extra="pandas", for_what="reading a DataFrame")
 
     if not isinstance(df, pd.DataFrame):
@@ -1257,7 +1259,7 @@ def _from_frame(df: Any, value_column: str, finite: bool, duplicates: str, sourc
 
 # --------------------------------------------------------------------------- dispatch
 
-def load_qrels(obj: Any, *, duplicates: str = "error") -> Qrels:
+def load_qrels(obj: Any, *, duplicates: DuplicatePolicy = "error") -> Qrels:
     """Qrels from whatever was given: a :class:`Qrels` (returned as is), a path
     (``str`` or ``os.PathLike``; ``"-"`` is stdin), a ``{qid: {docid: rel}}``
     mapping, or a pandas DataFrame. ``duplicates`` applies to files and
@@ -1278,7 +1280,7 @@ def load_qrels(obj: Any, *, duplicates: str = "error") -> Qrels:
         f"pandas DataFrame, got {type(obj).__name__}")
 
 
-def load_run(obj: Any, *, duplicates: str = "error") -> Run:
+def load_run(obj: Any, *, duplicates: DuplicatePolicy = "error") -> Run:
     """A run from whatever was given: a :class:`Run` (returned as is), a path
     (``str`` or ``os.PathLike``; ``"-"`` is stdin), a ``{qid: {docid: score}}``
     mapping, or a pandas DataFrame. ``duplicates`` applies to files and

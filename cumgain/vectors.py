@@ -4,6 +4,9 @@ Every function takes one gain list (and returns a 1-D result) or a batch of
 them: a list of lists, a topics x ranks matrix, or a :class:`~cumgain.batch.Ragged`
 (and returns one row per topic). Lists shorter than the depth ``n`` are padded
 with gain 0. Inputs are validated here; the loops run in the compiled ``cgcore``.
+For a type checker, a scalar at k (``ndcg_at``, ...) of a list of numbers is a ``float``
+and of a list of lists or a ``Ragged`` a float64 array; of a numpy array, whose number
+of dimensions only the running program knows, it is ``Any`` (:mod:`cumgain.types`).
 
 Discounts (``discount=``), as divisors df(i) in DCG[i] = DCG[i-1] + G[i] / df(i):
 
@@ -36,19 +39,26 @@ from __future__ import annotations
 
 import contextlib
 import math
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Iterator, Optional, Sequence, Union, get_args, overload
 
 import numpy as np
+import numpy.typing as npt
 
 import cgcore
 from cumgain.batch import Ragged, as_batch
 from cumgain.exceptions import InputError, SumOverflowError
 from cumgain.gains import GainSpec, gain_mapping
 from cumgain.limits import check_memory, real_number, whole_number
+from cumgain.types import (
+    AveragingOrder,
+    DiscountSpec,
+    FloatArray,
+    GainList,
+    GainLists,
+    GainsLike,
+)
 
-DiscountSpec = Union[str, Any]
-
-DISCOUNT_RULES = {
+DISCOUNT_RULES: dict[str, int] = {
     "tois": cgcore.DISCOUNT_TOIS,
     "jk": cgcore.DISCOUNT_TOIS,
     "jk2002": cgcore.DISCOUNT_TOIS,
@@ -60,7 +70,7 @@ DISCOUNT_RULES = {
     "rank": cgcore.DISCOUNT_RANK,
 }
 
-AVERAGING_ORDERS = ("normalise_then_average", "average_then_normalise")
+AVERAGING_ORDERS: tuple[AveragingOrder, ...] = get_args(AveragingOrder)
 
 
 # ---------------------------------------------------------------- helpers
@@ -84,7 +94,7 @@ def _check_zero_ideal(zero_ideal: Any) -> float:
 
 @contextlib.contextmanager
 def _sums(function: str, measure: str, single: bool, *, ideal: bool = False,
-          names: tuple = ("gains", "judged")) -> Iterator[None]:
+          names: tuple[str, str] = ("gains", "judged")) -> Iterator[None]:
     """Turn a kernel's SumOverflow into a SumOverflowError naming the list and rank
     (``ideal``: the kernel was given the ideal gains; ``names``: what the caller calls
     the run's and the judged lists, or the vectors)."""
@@ -96,7 +106,7 @@ def _sums(function: str, measure: str, single: bool, *, ideal: bool = False,
 
 
 def _overflow_error(overflow: Any, of: str, function: str, measure: str, single: bool,
-                    names: tuple) -> SumOverflowError:
+                    names: tuple[str, str]) -> SumOverflowError:
     def of_list(name: str) -> str:
         return name if single or overflow.topic is None else f"{name}[{overflow.topic}]"
 
@@ -132,7 +142,7 @@ def _check_vector_memory(function: str, n_topics: int, depth: int, matrices: int
 
 
 def discount_divisors(discount: DiscountSpec = "tois", base: float = 2.0,
-                      depth: int = 1) -> np.ndarray:
+                      depth: int = 1) -> FloatArray:
     """The divisors df(1..depth) of a discount rule (see the module docstring).
 
     >>> discount_divisors("tois", base=10, depth=3)
@@ -188,7 +198,7 @@ def _resolve_depth(depth: Optional[int], batch: Ragged, function: str, matrices:
     return depth
 
 
-def _divisors_to(discount: DiscountSpec, base: float, k: int, longest: int) -> np.ndarray:
+def _divisors_to(discount: DiscountSpec, base: float, k: int, longest: int) -> FloatArray:
     """The divisors a scalar at k needs: of a named rule, for the ranks summed,
     min(k, the longest list), which are bit for bit the first of the rule's divisors
     to k; of an array, its first k (checked to k, as for a vector to depth k)."""
@@ -197,11 +207,11 @@ def _divisors_to(discount: DiscountSpec, base: float, k: int, longest: int) -> n
     return discount_divisors(discount, base, k)
 
 
-def _shape(result: np.ndarray, single: bool) -> np.ndarray:
+def _shape(result: FloatArray, single: bool) -> FloatArray:
     return result[0] if single else result
 
 
-def _pair(gains: Any, judged: Any, mapping: Optional[GainSpec]):
+def _pair(gains: Any, judged: Any, mapping: Optional[GainSpec]) -> tuple[Ragged, Ragged, bool]:
     run, single = _prepare(gains, mapping, "gains")
     recall_base, judged_single = _prepare(judged, mapping, "judged")
     if single != judged_single:
@@ -215,7 +225,7 @@ def _pair(gains: Any, judged: Any, mapping: Optional[GainSpec]):
 
 
 def _as_matrix(vectors: Any, name: str, nan: bool = False,
-               columns: Optional[int] = None) -> tuple[np.ndarray, bool]:
+               columns: Optional[int] = None) -> tuple[FloatArray, bool]:
     """A 1-D vector or topics x ranks matrix as C-contiguous float64, and whether it was
     1-D; its entries (of the first ``columns`` ranks, the ones read) finite, or
     (``nan``) finite or NaN (a topic marked by ``zero_ideal=nan``)."""
@@ -239,8 +249,8 @@ def _as_matrix(vectors: Any, name: str, nan: bool = False,
 
 # ---------------------------------------------------------------- vectors
 
-def cg(gains: Any, depth: Optional[int] = None, *, mapping: Optional[GainSpec] = None
-       ) -> np.ndarray:
+def cg(gains: GainsLike, depth: Optional[int] = None, *, mapping: Optional[GainSpec] = None
+       ) -> FloatArray:
     """Cumulated gain (eq. 1): CG[1] = G[1]; CG[i] = CG[i-1] + G[i], to depth n.
 
     ``mapping``: if given, the inputs are relevance levels, mapped to gains first.
@@ -256,8 +266,8 @@ def cg(gains: Any, depth: Optional[int] = None, *, mapping: Optional[GainSpec] =
         return _shape(cgcore.cg_vectors(batch.values, batch.offsets, depth), single)
 
 
-def dcg(gains: Any, depth: Optional[int] = None, *, discount: DiscountSpec = "tois",
-        base: float = 2.0, mapping: Optional[GainSpec] = None) -> np.ndarray:
+def dcg(gains: GainsLike, depth: Optional[int] = None, *, discount: DiscountSpec = "tois",
+        base: float = 2.0, mapping: Optional[GainSpec] = None) -> FloatArray:
     """Discounted cumulated gain (eq. 2): DCG[i] = DCG[i-1] + G[i] / df(i).
 
     >>> dcg([3, 2, 3, 0, 0, 1, 2, 2, 3, 0]).round(2)
@@ -272,8 +282,8 @@ def dcg(gains: Any, depth: Optional[int] = None, *, discount: DiscountSpec = "to
         return _shape(cgcore.dcg_vectors(batch.values, batch.offsets, divisors, depth), single)
 
 
-def ideal_gains(judged: Any, depth: Optional[int] = None, *,
-                mapping: Optional[GainSpec] = None) -> np.ndarray:
+def ideal_gains(judged: GainsLike, depth: Optional[int] = None, *,
+                mapping: Optional[GainSpec] = None) -> FloatArray:
     """The ideal gain vector BV (eq. 4): the topic's positive judged gains sorted
     descending, then zeros, to depth n (default: the number of judged documents).
 
@@ -287,7 +297,8 @@ def ideal_gains(judged: Any, depth: Optional[int] = None, *,
     return _shape(cgcore.ideal_gain_vectors(batch.values, batch.offsets, depth), single)
 
 
-def norm_vect(values: Any, ideal: Any, *, zero_ideal: float = 0.0) -> np.ndarray:
+def norm_vect(values: npt.ArrayLike, ideal: npt.ArrayLike, *, zero_ideal: float = 0.0
+              ) -> FloatArray:
     """norm-vect (eq. 5): V[i] / I[i], or ``zero_ideal`` where I[i] <= 0.
 
     ``values`` and ``ideal`` must be finite (a NaN or infinite ideal would make the
@@ -304,8 +315,8 @@ def norm_vect(values: Any, ideal: Any, *, zero_ideal: float = 0.0) -> np.ndarray
     return _shape(result, both_single)
 
 
-def ncg(gains: Any, judged: Any, depth: Optional[int] = None, *, zero_ideal: float = 0.0,
-        mapping: Optional[GainSpec] = None) -> np.ndarray:
+def ncg(gains: GainsLike, judged: GainsLike, depth: Optional[int] = None, *,
+        zero_ideal: float = 0.0, mapping: Optional[GainSpec] = None) -> FloatArray:
     """Normalised CG: norm-vect(CG, CG_I), the ideal built from ``judged`` (the recall base).
 
     >>> ncg([3, 2, 3, 0, 0, 1, 2, 2, 3, 0], [3, 3, 3, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0]).round(2)
@@ -325,9 +336,9 @@ def ncg(gains: Any, judged: Any, depth: Optional[int] = None, *, zero_ideal: flo
         return _shape(cgcore.normalise(values, ideal_cg, zero_ideal), single)
 
 
-def ndcg(gains: Any, judged: Any, depth: Optional[int] = None, *, discount: DiscountSpec = "tois",
-         base: float = 2.0, zero_ideal: float = 0.0, mapping: Optional[GainSpec] = None
-         ) -> np.ndarray:
+def ndcg(gains: GainsLike, judged: GainsLike, depth: Optional[int] = None, *,
+         discount: DiscountSpec = "tois", base: float = 2.0, zero_ideal: float = 0.0,
+         mapping: Optional[GainSpec] = None) -> FloatArray:
     """Normalised DCG: norm-vect(DCG, DCG_I), the ideal built from ``judged``."""
     run, recall_base, single = _pair(gains, judged, mapping)
     depth = _resolve_depth(depth, run, "ndcg", 4, recall_base)
@@ -344,13 +355,13 @@ def ndcg(gains: Any, judged: Any, depth: Optional[int] = None, *, discount: Disc
         return _shape(cgcore.normalise(values, ideal_dcg, zero_ideal), single)
 
 
-def _dense_offsets(matrix: np.ndarray) -> np.ndarray:
+def _dense_offsets(matrix: FloatArray) -> npt.NDArray[np.int64]:
     return np.arange(matrix.shape[0] + 1, dtype=np.int64) * matrix.shape[1]
 
 
 # ---------------------------------------------------------------- averaging
 
-def avg_vect(vectors: Any, *, ignore_nan: bool = False) -> np.ndarray:
+def avg_vect(vectors: npt.ArrayLike, *, ignore_nan: bool = False) -> FloatArray:
     """avg-vect (eq. 3): the component-wise mean of a topics x ranks matrix.
 
     ``ignore_nan`` leaves NaN entries (topics with a zero ideal under
@@ -365,8 +376,9 @@ def avg_vect(vectors: Any, *, ignore_nan: bool = False) -> np.ndarray:
         return cgcore.average_vector(matrix, bool(ignore_nan))
 
 
-def avg_norm_vect(values: Any, ideal: Any, *, order: str = "normalise_then_average",
-                  zero_ideal: float = 0.0, ignore_nan: bool = False) -> np.ndarray:
+def avg_norm_vect(values: npt.ArrayLike, ideal: npt.ArrayLike, *,
+                  order: AveragingOrder = "normalise_then_average", zero_ideal: float = 0.0,
+                  ignore_nan: bool = False) -> FloatArray:
     """The average normalised vector over topics, in either order:
 
     * ``"normalise_then_average"``: avg-vect(norm-vect(V_t, I_t)) - each topic counts equally;
@@ -380,7 +392,15 @@ def avg_norm_vect(values: Any, ideal: Any, *, order: str = "normalise_then_avera
     return norm_vect(avg_vect(values), avg_vect(ideal), zero_ideal=zero_ideal)
 
 
-def avg_pos(vectors: Any, k: int) -> Union[float, np.ndarray]:
+@overload
+def avg_pos(vectors: Sequence[float], k: int) -> float: ...
+@overload
+def avg_pos(vectors: Sequence[Sequence[float]], k: int) -> FloatArray: ...
+@overload
+def avg_pos(vectors: npt.ArrayLike, k: int) -> Any: ...
+
+
+def avg_pos(vectors: npt.ArrayLike, k: int) -> Union[float, FloatArray]:
     """avg-pos(V, k) (eq. 6): (1/k) * sum_{i=1..k} V[i], per topic.
 
     NaN entries (``zero_ideal=nan``) make the topic's value NaN; infinite ones are
@@ -400,7 +420,7 @@ def avg_pos(vectors: Any, k: int) -> Union[float, np.ndarray]:
 
 # ---------------------------------------------------------------- scalars at k
 
-def _scalar(result: np.ndarray, single: bool) -> Union[float, np.ndarray]:
+def _scalar(result: FloatArray, single: bool) -> Union[float, FloatArray]:
     return float(result[0]) if single else result
 
 
@@ -411,20 +431,40 @@ def _first_k(gains: Any, k: int) -> Any:
     return gains
 
 
-def cg_at(gains: Any, k: int, *, mapping: Optional[GainSpec] = None) -> Union[float, np.ndarray]:
+@overload
+def cg_at(gains: GainList, k: int, *, mapping: Optional[GainSpec] = None) -> float: ...
+@overload
+def cg_at(gains: GainLists, k: int, *, mapping: Optional[GainSpec] = None) -> FloatArray: ...
+@overload
+def cg_at(gains: GainsLike, k: int, *, mapping: Optional[GainSpec] = None) -> Any: ...
+
+
+def cg_at(gains: GainsLike, k: int, *, mapping: Optional[GainSpec] = None
+          ) -> Union[float, FloatArray]:
     """CG@k = CG[k], computed without building the vector."""
     return _dcg_at(gains, k, "none", 2.0, mapping, "cg_at", "CG")
 
 
-def dcg_at(gains: Any, k: int, *, discount: DiscountSpec = "tois", base: float = 2.0,
-           mapping: Optional[GainSpec] = None) -> Union[float, np.ndarray]:
+@overload
+def dcg_at(gains: GainList, k: int, *, discount: DiscountSpec = ..., base: float = ...,
+           mapping: Optional[GainSpec] = ...) -> float: ...
+@overload
+def dcg_at(gains: GainLists, k: int, *, discount: DiscountSpec = ..., base: float = ...,
+           mapping: Optional[GainSpec] = ...) -> FloatArray: ...
+@overload
+def dcg_at(gains: GainsLike, k: int, *, discount: DiscountSpec = ..., base: float = ...,
+           mapping: Optional[GainSpec] = ...) -> Any: ...
+
+
+def dcg_at(gains: GainsLike, k: int, *, discount: DiscountSpec = "tois", base: float = 2.0,
+           mapping: Optional[GainSpec] = None) -> Union[float, FloatArray]:
     """DCG@k = DCG[k], computed without building the vector."""
     return _dcg_at(gains, k, discount, base, mapping, "dcg_at", "DCG")
 
 
 def _dcg_at(gains: Any, k: Any, discount: DiscountSpec, base: float,
             mapping: Optional[GainSpec], function: str, measure: str
-            ) -> Union[float, np.ndarray]:
+            ) -> Union[float, FloatArray]:
     k = _check_positive_int(k, "k")
     batch, single = _prepare(_first_k(gains, k), mapping, "gains")
     divisors = _divisors_to(discount, base, k, _longest(batch))
@@ -432,15 +472,40 @@ def _dcg_at(gains: Any, k: Any, discount: DiscountSpec, base: float,
         return _scalar(cgcore.dcg_at(batch.values, batch.offsets, divisors, k), single)
 
 
-def ncg_at(gains: Any, judged: Any, k: int, *, zero_ideal: float = 0.0,
-           mapping: Optional[GainSpec] = None) -> Union[float, np.ndarray]:
+@overload
+def ncg_at(gains: GainList, judged: GainList, k: int, *, zero_ideal: float = ...,
+           mapping: Optional[GainSpec] = ...) -> float: ...
+@overload
+def ncg_at(gains: GainLists, judged: GainLists, k: int, *, zero_ideal: float = ...,
+           mapping: Optional[GainSpec] = ...) -> FloatArray: ...
+@overload
+def ncg_at(gains: GainsLike, judged: GainsLike, k: int, *, zero_ideal: float = ...,
+           mapping: Optional[GainSpec] = ...) -> Any: ...
+
+
+def ncg_at(gains: GainsLike, judged: GainsLike, k: int, *, zero_ideal: float = 0.0,
+           mapping: Optional[GainSpec] = None) -> Union[float, FloatArray]:
     """nCG@k = CG[k] / CG_I[k]."""
     return _ndcg_at(gains, judged, k, "none", 2.0, zero_ideal, mapping, "ncg_at", "CG")
 
 
-def ndcg_at(gains: Any, judged: Any, k: int, *, discount: DiscountSpec = "tois",
+@overload
+def ndcg_at(gains: GainList, judged: GainList, k: int, *, discount: DiscountSpec = ...,
+            base: float = ..., zero_ideal: float = ..., mapping: Optional[GainSpec] = ...
+            ) -> float: ...
+@overload
+def ndcg_at(gains: GainLists, judged: GainLists, k: int, *, discount: DiscountSpec = ...,
+            base: float = ..., zero_ideal: float = ..., mapping: Optional[GainSpec] = ...
+            ) -> FloatArray: ...
+@overload
+def ndcg_at(gains: GainsLike, judged: GainsLike, k: int, *, discount: DiscountSpec = ...,
+            base: float = ..., zero_ideal: float = ..., mapping: Optional[GainSpec] = ...
+            ) -> Any: ...
+
+
+def ndcg_at(gains: GainsLike, judged: GainsLike, k: int, *, discount: DiscountSpec = "tois",
             base: float = 2.0, zero_ideal: float = 0.0, mapping: Optional[GainSpec] = None
-            ) -> Union[float, np.ndarray]:
+            ) -> Union[float, FloatArray]:
     """nDCG@k = DCG[k] / DCG_I[k], for millions of topics without building vectors.
 
     >>> round(ndcg_at([2, 1, 2, 0], [0, 1, 2, 2], 4), 4)   # the slides' example
@@ -451,7 +516,7 @@ def ndcg_at(gains: Any, judged: Any, k: int, *, discount: DiscountSpec = "tois",
 
 def _ndcg_at(gains: Any, judged: Any, k: Any, discount: DiscountSpec, base: float,
              zero_ideal: Any, mapping: Optional[GainSpec], function: str, measure: str
-             ) -> Union[float, np.ndarray]:
+             ) -> Union[float, FloatArray]:
     k = _check_positive_int(k, "k")
     run, recall_base, single = _pair(_first_k(gains, k), judged, mapping)
     divisors = _divisors_to(discount, base, k, max(_longest(run), _longest(recall_base)))

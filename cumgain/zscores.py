@@ -20,8 +20,11 @@ from cumgain.exceptions import FormatError, InputError, naming
 
 MISSING_ZSCORE = -1000000.0
 
+#: ``{(qid, measure): (mean, stddev)}``
+ZScores = dict[tuple[str, str], tuple[float, float]]
 
-def read_zscores(path: Any) -> dict:
+
+def read_zscores(path: Any) -> ZScores:
     """``{(qid, measure): (mean, stddev)}`` from a z-scores file.
 
     Blank lines and lines starting with ``#`` are skipped; a line without exactly four
@@ -39,7 +42,7 @@ def read_zscores(path: Any) -> dict:
     except UnicodeDecodeError as error:
         raise FormatError(source, data.count(b"\n", 0, error.start) + 1,
                           "not valid UTF-8") from None
-    table: dict = {}
+    table: ZScores = {}
     for number, line in enumerate(text.split("\n"), 1):
         fields = line.split()
         if not fields or fields[0].startswith("#"):
@@ -68,7 +71,7 @@ def _z(value: float, reference: Any) -> float:
     return 0.0 if value == mean else MISSING_ZSCORE
 
 
-def to_zscores(result: Any, table: dict) -> Any:
+def to_zscores(result: Any, table: ZScores) -> Any:
     """A copy of an :class:`~cumgain.evaluator.Evaluation` with every numeric per-topic
     value turned into a z-score (see the module docstring), and the means recomputed."""
     from cumgain.evaluator import aggregate

@@ -617,3 +617,56 @@ def test_robust03_comparison_agrees_with_scipy(robust03):
     # The means are the evaluator's.
     for run, evaluation in evaluations.items():
         assert result.means[run] == pytest.approx(evaluation.means[measure], rel=1e-12)
+
+
+# ============================================================== progress
+
+class _Terminal:
+    """A stand-in for stderr that says it is a terminal, keeping what is written."""
+
+    def __init__(self):
+        self.text = ""
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return True
+
+
+def _numbers(comparison):
+    return [(p.statistic, p.p_value, p.p_corrected, p.ci) for p in comparison.pairs]
+
+
+@pytest.mark.parametrize("progress", [True, "auto"])
+def test_progress_changes_no_number_of_the_resampling_tests(capsys, monkeypatch, progress):
+    table = stats.score_table(_table(4, 12, 4), runs=_runs(4))
+    options = dict(test="randomization", n_permutations=300, seed=11, confidence_level=0.9,
+                   n_resamples=200)
+    quiet = stats.compare(table, **options)
+    assert capsys.readouterr().err == ""
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    shown = stats.compare(table, **options, progress=progress)
+    assert _numbers(shown) == _numbers(quiet)
+    assert shown.pairs[0].ci is not None
+    assert "randomization test" in terminal.text and "bootstrap" in terminal.text
+    assert terminal.text.endswith("\r")                 # the bar is erased at the end
+
+
+def test_progress_is_silent_when_not_asked_or_not_on_a_terminal(capsys):
+    table = stats.score_table(_table(4, 12, 3), runs=_runs(3))
+    for progress in (False, "auto"):                    # capsys' stderr is no terminal
+        stats.compare(table, test="randomization", n_permutations=100, seed=1,
+                      progress=progress)
+        assert capsys.readouterr().err == ""
+    stats.compare(table, test="randomization", n_permutations=100, seed=1, progress=True)
+    assert "randomization test" in capsys.readouterr().err
+    stats.compare(table, test="friedman", progress=True)   # no resampling: no bar
+    assert capsys.readouterr().err == ""
+    for bad in (1, "yes", None):
+        with pytest.raises(InputError, match="progress must be"):
+            stats.compare(table, progress=bad)

@@ -2,7 +2,7 @@
 
 Evaluates every run on every measure x gain scheme, compares the runs topic by topic
 (:func:`cumgain.stats.compare`) and prints a report (:mod:`cumgain.report`): the paper's
-Table 2 (means, and which runs beat which with ``*`` p < 0.05, ``**`` p < 0.01), the
+Table 2 (means, each with the keys of the runs it beats, ``*`` p < 0.05, ``**`` p < 0.01), the
 baseline layout with ``--baseline``, or every pair's numbers with ``--pairs``.
 
 Without ``-m``, the defaults follow the paper's Table 2 (J&K 2002, section 3.6): avg-pos of
@@ -29,16 +29,20 @@ from cumgain.cli.base import EXIT_INPUT, EXIT_NO_TOPICS, EXIT_USAGE, Failure, to
 HELP = "significance tests and the paper's Table 2 for a set of runs"
 DESCRIPTION = """\
 Compare runs topic by topic and print the paper's Table 2: one row per measure x
-gain scheme, the runs' means over topics, and which runs are significantly better
-than which ('D, E > A **': ** p < 0.01, * p < 0.05 after correction).
+gain scheme, the runs' means over topics, each mean followed by the keys of the runs it
+is significantly better than ('0.532 bc** d*': better than b and c at p < 0.01 and than
+d at p < 0.05, after correction; the legend names the keys). A table too wide for 120
+columns turns (a row per run). CSV, TSV and JSON give the pairs in words; --pairs every
+pair's numbers.
 
 Without -m, the defaults follow the paper: avg-pos up to rank 200 of the nCG and nDCG
 vectors (TOIS discount, b = 2), the gain schemes binary, ratio and highest-level-only
 adapted to the qrels' top level L (0-1-1-1, 0-1-10-100, 0-0-0-1 for levels 0-3).
 Measures named with -m are computed as named (as `cumgain evaluate` does), under other
-gain schemes only with -g. Friedman's test with Conover's pairs and Holm's correction. Runs are named by
-their run tag where all its lines agree, else by file name (made unique). Topics
-left out are listed on stderr."""
+gain schemes only with -g. Friedman's test with Conover's pairs and Holm's
+correction. Runs are named by their run tag where all its lines agree, else by file
+name (made unique). Topics left out are listed on stderr; --progress shows the
+randomization test's and the bootstrap's progress."""
 
 EPILOG = """\
 examples:
@@ -221,7 +225,8 @@ def run_compare(args: argparse.Namespace) -> int:
             results, name, test=args.test, posthoc=args.posthoc,
             correction=args.correction, baseline=baseline,
             topics="intersect" if args.intersect else "strict",
-            zero_method=args.zero_method, n_permutations=args.permutations, seed=args.seed)))
+            zero_method=args.zero_method, n_permutations=args.permutations, seed=args.seed,
+            progress=options.show_progress(args))))
     if args.pairs:
         table = report.pairwise_table(rows, digits=max(args.digits, 4))
     elif baseline is not None:
@@ -233,21 +238,15 @@ def run_compare(args: argparse.Namespace) -> int:
 
 
 def render(table, fmt: str) -> str:
-    """A report in any output format: markdown and LaTeX as the report writes them (marks
-    as superscripts), ``table`` as aligned text with the marks after the values and the
-    legend below; CSV, TSV, JSON and JSON lines from its records (full precision, marks
-    in their own columns, the tests' details as columns)."""
+    """A report in any output format: ``table`` (aligned text), markdown and LaTeX as the
+    report writes them (runs as keys, marks after the means, a legend below); CSV, TSV,
+    JSON and JSON lines from its records (full precision, the significance in words, the
+    tests' details as columns)."""
     from cumgain import formats
     if fmt in ("markdown", "latex", "csv"):
         return table.render("md" if fmt == "markdown" else fmt)
     if fmt == "table":
-        numeric = [all(isinstance(cells[i].value, (int, float)) or cells[i].value is None
-                       for _, cells, _ in table.rows) for i in range(len(table.columns))]
-        columns = [formats.Column(table.index_name, "label")] + \
-            [formats.Column(name, "text", right) for name, right in zip(table.columns, numeric)]
-        rows = [[label] + [table._text(cell) + cell.marker for cell in cells]
-                for label, cells, _ in table.rows]
-        return formats.render(columns, rows, "table", notes=table.notes)
+        return table.to_text()
     header, records = table._records()
     columns = [formats.Column(name, _kind([record[i] for record in records]))
                for i, name in enumerate(header)]

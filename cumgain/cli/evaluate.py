@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Optional, Sequence
 
 import numpy as np
 
 from cumgain.cli import options
 from cumgain.cli.base import EXIT_NO_TOPICS, EXIT_USAGE, Failure, topic_notes, write_output
+from cumgain.progress import progress_bar
 
 HELP = "evaluate runs: any measure, gain schemes side by side, any output format"
 DEFAULT_MEASURES = ("nDCG@10", "P@10", "AP", "RR")
@@ -49,29 +49,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(handler=run_evaluate)
 
 
-class _Progress:
-    """A one-line progress bar on stderr (or nothing)."""
-
-    def __init__(self, total: int, enabled: bool, prog: str):
-        self.total, self.enabled, self.prog, self.done = total, enabled, prog, 0
-
-    def step(self, label: str) -> None:
-        if not self.enabled:
-            return
-        self.done += 1
-        width = 24
-        filled = width * self.done // max(self.total, 1)
-        bar = "#" * filled + "-" * (width - filled)
-        text = f"\r{self.prog} [{bar}] {self.done}/{self.total} {label}"
-        sys.stderr.write(text[:120].ljust(80))
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled and self.done:
-            sys.stderr.write("\r" + " " * 80 + "\r")
-            sys.stderr.flush()
-
-
 def _input_bytes(paths: Sequence[str]) -> Optional[int]:
     total = 0
     for path in paths:
@@ -99,10 +76,10 @@ def run_evaluate(args: argparse.Namespace) -> int:
     names = options.measure_spellings(args, DEFAULT_MEASURES)
     measures = parse_measures(names)
     size = _input_bytes([args.qrels, *args.runs])
-    wanted = options.show_progress(args)
-    show = wanted is True or (wanted == "auto" and sys.stderr.isatty() and size is not None
-                              and size >= LARGE_INPUT_BYTES)
-    progress = _Progress(1 + len(args.runs), show, args.prog)
+    wanted = options.show_progress(args)     # auto: a terminal, and a large input
+    if wanted == "auto" and (size is None or size < LARGE_INPUT_BYTES):
+        wanted = False
+    progress = progress_bar(1 + len(args.runs), args.prog, wanted)
     # the diversity measures read the qrels file as subtopic judgments, the others as qrels
     diverse = [s for s in names if parse_measures([s])[0].spec.input == "subtopics"]
     plain = [s for s in names if s not in diverse]
@@ -118,7 +95,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         if diverse:
             from cumgain.diversity import load_subtopics
             judgments.append((load_subtopics(args.qrels), diverse))
-        progress.step(options.input_label(args.qrels))
+        progress.update()
         for path in args.runs:
             label = options.input_label(path)
             result = _joined([
@@ -127,7 +104,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
                          ties=args.ties, seed=args.seed, score_precision=args.score_precision,
                          warn=False)
                 for qrels, spelled in judgments])
-            progress.step(label)
+            progress.update()
             if not result.topics:
                 raise Failure(EXIT_NO_TOPICS, f"{label}: no topic of the run is in "
                                               f"{judgments[0][0].source}; nothing to evaluate")

@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import collections
 import re
-from typing import Dict, Iterable, List, Mapping
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Sequence, Union
 
 import numpy as np
 
 from cumgain.evaluator import evaluate as _evaluate
 from cumgain.exceptions import InputError
-from cumgain.measures import FAMILIES, NICKNAMES, TREC_NAMES, parse_measures
+from cumgain.measures import FAMILIES, NICKNAMES, TREC_NAMES, Measure, parse_measures
 from cumgain.measures.trec_names import NEW_IN_10
 from cumgain.native import PreparedQrels
 
@@ -45,12 +45,13 @@ __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "pa
 
 #: The trec_eval measure names this drop-in computes: pytrec_eval's 34 and trec_eval
 #: 10.0's dcg, ideal_dcg, rbp, rbp_resid, unj and yaap.
-supported_measures = frozenset(name for name in TREC_NAMES
+supported_measures: FrozenSet[str] = frozenset(name for name in TREC_NAMES
                                if FAMILIES[name].input == "ranking")
 
 #: pytrec_eval's nicknames (trec_eval 9.0.8's members) for qrels judgments.
-supported_nicknames = {name: frozenset(m for m in NICKNAMES[name] if m not in NEW_IN_10)
-                       for name in ("official", "set", "all_trec")}
+supported_nicknames: Dict[str, FrozenSet[str]] = {
+    name: frozenset(m for m in NICKNAMES[name] if m not in NEW_IN_10)
+    for name in ("official", "set", "all_trec")}
 
 _PARAMETERS = r"{}[\._]([0-9]+(\.[0-9]+)?(,[0-9]+(\.[0-9]+)?)*)"
 
@@ -96,7 +97,8 @@ class RelevanceEvaluator:
     unchanged while the evaluator is in use.)
     """
 
-    def __init__(self, query_relevance: Mapping, measures: Iterable[str],
+    def __init__(self, query_relevance: Mapping[str, Mapping[str, float]],
+                 measures: Iterable[str],
                  relevance_level: int = 1, judged_docs_only_flag: bool = False):
         if not isinstance(query_relevance, Mapping):
             raise InputError("query_relevance must be a dict {qid: {docid: relevance}}")
@@ -112,13 +114,15 @@ class RelevanceEvaluator:
         self._relevance_level = relevance_level
         self._judged_only = bool(judged_docs_only_flag)
 
-    def evaluate(self, scores: Mapping, *, warn: bool = False) -> Dict[str, Dict[str, float]]:
+    def evaluate(self, scores: Mapping[str, Mapping[str, float]], *, warn: bool = False
+                 ) -> Dict[str, Dict[str, float]]:
         """Evaluate a run ``{qid: {docid: score}}`` (an empty run gives ``{}``)."""
         if not isinstance(scores, Mapping):
             raise InputError("the run must be a dict {qid: {docid: score}}")
         if not scores:
             return {}
-        measures = self._measures or ["num_q"]      # no measure: the topics, no values
+        # no measure: the topics, no values
+        measures: Sequence[Union[str, Measure]] = self._measures or ["num_q"]
         result = _evaluate(self._qrels, scores if type(scores) is dict else dict(scores),
                            measures, relevance_level=self._relevance_level,
                            judged_only=self._judged_only, score_precision="float32",

@@ -51,6 +51,7 @@ from numbers import Integral, Real
 from typing import Any, Optional
 
 import numpy as np
+import numpy.typing as npt
 
 from cgcore._dense import ideal_dcg, ordered_dcg, ranked_dcg, tie_averaged_dcg
 from cumgain.exceptions import InputError
@@ -296,8 +297,9 @@ def _average(values: np.ndarray, sample_weight: Any) -> float:
 
 # ---------------------------------------------------------------- public API
 
-def dcg_score(y_true, y_score, *, k=None, log_base=2, sample_weight=None,
-              ignore_ties=False) -> float:
+def dcg_score(y_true: npt.ArrayLike, y_score: npt.ArrayLike, *, k: Optional[int] = None,
+              log_base: float = 2, sample_weight: Optional[npt.ArrayLike] = None,
+              ignore_ties: bool = False) -> float:
     """Compute Discounted Cumulative Gain, as ``sklearn.metrics.dcg_score``.
 
     Sum the true scores ranked in the order induced by the predicted scores,
@@ -356,7 +358,9 @@ def dcg_score(y_true, y_score, *, k=None, log_base=2, sample_weight=None,
     return _average(values, sample_weight)
 
 
-def ndcg_score(y_true, y_score, *, k=None, sample_weight=None, ignore_ties=False) -> float:
+def ndcg_score(y_true: npt.ArrayLike, y_score: npt.ArrayLike, *, k: Optional[int] = None,
+               sample_weight: Optional[npt.ArrayLike] = None, ignore_ties: bool = False
+               ) -> float:
     """Compute Normalized Discounted Cumulative Gain, as ``sklearn.metrics.ndcg_score``.
 
     The DCG of the ranking induced by ``y_score`` (ties averaged) divided by

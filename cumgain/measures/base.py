@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Union
 
-GainsSpec = Union[None, str, tuple]
+GainsSpec = Union[None, str, tuple[tuple[float, float], ...]]
 
 #: trec_eval's syntax for a measure's parameters (``meas_init.c``):
 #: ``plain`` (none), ``cutoffs`` (``P.5,10``: whole numbers, read with atol, sorted,
@@ -50,14 +50,14 @@ class Family:
 
     name: str                        # canonical: trec_eval's name where it has one
     formula: str                     # one line, for the docs and the README table
-    compute: Callable                # (measures, batch) -> list of per-topic arrays
+    compute: Callable[..., Any]      # (measures, batch) -> list of per-topic arrays
     trec: Optional[str] = None       # trec_eval parameter syntax (TREC_SYNTAXES), or None
-    trec_defaults: tuple = ()        # default cut-offs / parameters of that syntax
-    ir_names: tuple = ()             # ir_measures-style names, the first canonical
-    ir_params: tuple = ()            # parameters the ir form takes (keys of parse.PARAMS)
+    trec_defaults: tuple[Any, ...] = ()  # default cut-offs / parameters of that syntax
+    ir_names: tuple[str, ...] = ()   # ir_measures-style names, the first canonical
+    ir_params: tuple[str, ...] = ()  # parameters the ir form takes (keys of parse.PARAMS)
     at: str = "none"                 # the ir form's @: "none", "cutoff" (optional),
                                      # "cutoff_required", "recall" (IPrec@0.5)
-    redirect: Optional[Callable] = None  # (options, cutoff) -> family name for ir forms
+    redirect: Optional[Callable[..., str]] = None  # (options, cutoff) -> family name for ir forms
                                          # that mean another family (AP@10 -> map_cut)
     trec_twin: Optional[str] = None  # the trec_eval family equal to this one at its
                                      # defaults (nDCG@k: ndcg_cut.k), for suggestions
@@ -73,7 +73,7 @@ class Family:
     since: str = ""                  # "10" for measures new in trec_eval 10.0
     source: str = ""                 # where the definition comes from
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         assert self.trec is None or self.trec in TREC_SYNTAXES, self.trec
         assert self.aggregate in AGGREGATES and self.kind in KINDS and self.input in INPUTS
         assert self.at in ("none", "cutoff", "cutoff_required", "recall")
@@ -101,7 +101,7 @@ class Measure:
     base: float = 2.0
     relevance_level: Optional[float] = None
     judged_only: Optional[bool] = None
-    params: tuple = field(default=())
+    params: tuple[tuple[str, Any], ...] = field(default=())
 
     @property
     def spec(self) -> Family:
@@ -131,7 +131,7 @@ class Measure:
 
 #: Every family, by canonical name, in trec_eval's registry order first (measures.c:
 #: the order trec_eval prints in), then the others in the order declared.
-FAMILIES: dict = {}
+FAMILIES: dict[str, Family] = {}
 
 
 def register(*families: Family) -> None:

@@ -9,14 +9,14 @@ whole evaluation (:class:`Shared`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Union
 
 import numpy as np
 
 from cgcore import _measures as kernels
 from cumgain.exceptions import InputError
 from cumgain.gains import GainMapping, gain_mapping
-from cumgain.measures.base import Measure
+from cumgain.measures.base import GainsSpec, Measure
 from cumgain.ranked import (
     RankedBatch,
     Scratch,
@@ -26,6 +26,10 @@ from cumgain.ranked import (
     tie_group_means,
 )
 
+#: A gain table of Shared.gain_tables: (distinct levels, their gains) or the exception
+#: the mapping raised on them.
+GainTable = Union[tuple[np.ndarray, np.ndarray], Exception]
+
 # Codes of Batch.status: what each ranked document is, for the measures that tell
 # judged documents from unjudged ones (trec_eval's RELVALUE_NONPOOL, RELVALUE_UNJUDGED).
 NOT_POOLED = 0      # no judgment at all (trec_eval -1)
@@ -34,7 +38,7 @@ NONRELEVANT = 2     # judged, level below the relevance level
 RELEVANT = 3        # judged, level at least the relevance level
 
 
-def judged_only_flag(measure: Measure, policies: dict) -> bool:
+def judged_only_flag(measure: Measure, policies: dict[str, Any]) -> bool:
     """Whether ``measure`` sees only judged documents (its own ``judged_only=`` or -J)."""
     return measure.judged_only if measure.judged_only is not None else policies["judged_only"]
 
@@ -54,7 +58,7 @@ def gain_mapping_of(measure: Measure) -> GainMapping:
     return GainMapping(measure.name, gain_of_level)
 
 
-def mapping_key(measure: Measure) -> tuple:
+def mapping_key(measure: Measure) -> tuple[GainsSpec, str]:
     """What defines a measure's level -> gain function: its gains and what a level
     they leave out gets (so "ndcg.1=3,2=9", whose other levels keep their value, and
     "nDCG(gains={1:3,2:9})", for which they are an error, never share a table)."""
@@ -67,19 +71,21 @@ class Shared:
     variant's full depth (the longest ranking or judgment list of the whole
     evaluation: the cut-off of a measure without one), the gain tables and the run tag."""
 
-    policies: dict
-    full_depths: dict       # judged_only flag -> int
-    gain_tables: dict       # mapping_key -> (distinct levels, their gains) or the error
+    policies: dict[str, Any]
+    full_depths: dict[bool, int]    # judged_only flag -> int
+    gain_tables: dict[tuple[GainsSpec, str], GainTable]     # mapping_key -> (distinct
+                                    # levels, their gains) or the error
     run_tag: str = ""       # the run's tag (trec_eval's runid)
 
     @staticmethod
-    def gain_tables_for(measures: list, qrels_levels: np.ndarray) -> dict:
+    def gain_tables_for(measures: list[Measure], qrels_levels: np.ndarray
+                        ) -> dict[tuple[GainsSpec, str], GainTable]:
         """For each gain mapping the measures use (other than the level itself): the
         distinct judged levels of the whole evaluation and their gains; or the exception
         the mapping raised on them (a level it has no gain for), raised when a measure
         asks for it. Built once, so that the gains, and which level an error names, do
         not depend on how the topics are split between threads."""
-        tables: dict = {}
+        tables: dict[tuple[GainsSpec, str], GainTable] = {}
         distinct = None
         for measure in measures:
             key = mapping_key(measure)
@@ -103,12 +109,12 @@ class Batch:
     ``gains=`` decide which variant) and builds its array once.
     """
 
-    def __init__(self, ranked: dict, shared: Shared, scratch: Scratch):
+    def __init__(self, ranked: dict[bool, RankedBatch], shared: Shared, scratch: Scratch):
         self._ranked = ranked          # judged_only flag -> RankedBatch
         self.shared = shared
-        self.policies = shared.policies
+        self.policies: dict[str, Any] = shared.policies
         self._scratch = scratch        # the thread's, reused by its next batch
-        self._cache: dict = {}
+        self._cache: dict[Any, Any] = {}
 
     # ------------------------------------------------------------ the rows
 
@@ -236,7 +242,7 @@ class Batch:
             return np.where(levels >= 0, self.mapped_gains(measure, levels), 0.0)
         return self.cached(("judged_gains", id(ranked), mapping_key(measure)), build)
 
-    def ideal(self, measure: Measure) -> tuple:
+    def ideal(self, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
         """Each topic's positive judged gains sorted descending (values, offsets)."""
         ranked = self.ranked(measure)
         return self.cached(("ideal", id(ranked), mapping_key(measure)), lambda: ideal_lists(

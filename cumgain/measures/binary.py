@@ -10,7 +10,7 @@ import numpy as np
 
 from cgcore import _measures as kernels
 from cgcore import _trec_measures as trec_kernels
-from cumgain.measures.base import Family, register
+from cumgain.measures.base import Family, Measure, register
 from cumgain.measures.batch import Batch, safe_ratio
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -22,7 +22,7 @@ RECALL_ROUNDING = {"nearest": trec_kernels.ROUND_NEAREST,
                    "trec_eval9": trec_kernels.ROUND_UP_FROM_TENTH}
 
 
-def values_of(measure, family: Family) -> tuple:
+def values_of(measure: Measure, family: Family) -> tuple[float, ...]:
     """A ``floats`` family's parameters: the measure's, else the family's defaults."""
     return measure.param("values", tuple(float(v) for v in family.trec_defaults))
 

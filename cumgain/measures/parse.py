@@ -22,13 +22,14 @@ import difflib
 import math
 import re
 import threading
-from typing import Any, Callable, Iterable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Union, get_args
 
 from cumgain.exceptions import InputError
 from cumgain.limits import MAX_RANK
 from cumgain.measures.base import FAMILIES, Family, Measure
+from cumgain.types import DiscountRule
 
-DISCOUNT_NAMES = ("tois", "note", "trec_eval", "none", "rank")
+DISCOUNT_NAMES: tuple[DiscountRule, ...] = get_args(DiscountRule)
 MAX_FRACTION = 1e6      # the largest fractional cut-off (recall level, multiple of R)
 
 
@@ -165,7 +166,7 @@ GAIN_TABLE_FAMILIES = ("ndcg", "dcg", "ideal_dcg", "ndcg_rel", "Rndcg", "G", "rb
 #: Named pair parameters (m_rbp.c, m_rbp_resid.c).
 PAIR_NAMES = {"rbp": ("p",), "rbp_resid": ("p",)}
 #: Checks of a family's parameters beyond their syntax: family -> (measure, spelling).
-PARAMETER_CHECKS: dict = {}
+PARAMETER_CHECKS: dict[str, Callable[[Measure, str], None]] = {}
 
 
 def _trec_measures(family: Family, text: Optional[str], spelling: str) -> list:
@@ -375,7 +376,7 @@ def _read_relative(value: Any, spelling: str) -> dict:
 
 #: The parameters of the ir_measures form: name -> reader(value, spelling) -> the
 #: Measure fields it sets. A family lists the ones it takes in ``ir_params``.
-PARAMS: dict = {
+PARAMS: dict[str, Callable[[Any, str], dict[str, Any]]] = {
     "rel": _read_rel, "judged_only": _read_judged_only, "gains": _read_gains,
     "dcg": _read_dcg, "discount": _read_discount, "base": _read_base, "beta": _read_beta,
     "relative": _read_relative, "p": _read_p, "alpha": _read_alpha, "T": _read_total_gain,
@@ -536,7 +537,7 @@ def _suggestions(compact: str) -> list:
     return suggestions[:6]
 
 
-def parse_measure(spelling: Union[str, Measure]) -> list:
+def parse_measure(spelling: Union[str, Measure]) -> list[Measure]:
     """Resolve one measure spelling to one or more measures (``P`` gives nine)."""
     if isinstance(spelling, Measure):
         return [spelling]
@@ -564,12 +565,13 @@ def parse_measure(spelling: Union[str, Measure]) -> list:
     raise InputError(f"unknown measure {spelling!r}{hint}")
 
 
-def parse_measures(spellings: Union[str, Measure, Iterable[Union[str, Measure]]]) -> list:
+def parse_measures(spellings: Union[str, Measure, Iterable[Union[str, Measure]]]
+                   ) -> list[Measure]:
     """Resolve measure spellings; a repeated output name keeps its first definition
     (trec_eval uses only the first parameter list of a measure given twice)."""
     if isinstance(spellings, (str, Measure)):
         spellings = [spellings]
-    resolved: dict = {}
+    resolved: dict[str, Measure] = {}
     for spelling in spellings:
         for measure in parse_measure(spelling):
             resolved.setdefault(measure.name, measure)

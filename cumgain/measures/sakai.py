@@ -29,10 +29,12 @@ import math
 import re
 from typing import Any
 
+import numpy as np
+
 from cgcore import _graded_extra as kernels
 from cumgain.exceptions import InputError
 from cumgain.gains import gain_mapping
-from cumgain.measures.base import Family, register
+from cumgain.measures.base import Family, Measure, register
 from cumgain.measures.batch import Batch, safe_ratio
 from cumgain.measures.graded import _ndcg
 from cumgain.measures.parse import PARAMS
@@ -70,7 +72,7 @@ def _checked_gains(batch: Batch, measure) -> tuple:
 _SCHEME = re.compile(r"^-?\d+(\.\d+)?(-\d+(\.\d+)?)+$")
 
 
-def top_gain(measure, default_max_rel: int | None = None) -> float:
+def top_gain(measure: Measure, default_max_rel: int | None = None) -> float:
     """g_max: the gain of level ``max_rel`` if given, else the largest gain of the
     measure's gain table, else the gain of level ``default_max_rel`` if given."""
     max_rel = measure.param("max_rel")
@@ -98,7 +100,8 @@ def top_gain(measure, default_max_rel: int | None = None) -> float:
                      "-g 1:2:3), or the top level, max_rel=3")
 
 
-def satisfaction(batch: Batch, measure, default_max_rel: int | None = None) -> tuple:
+def satisfaction(batch: Batch, measure: Measure, default_max_rel: int | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """R = g / (g_max + 1) for the ranked documents and for the ideal ranking."""
     gains, ideal, ideal_offsets = _checked_gains(batch, measure)
     g_max = top_gain(measure, default_max_rel)

@@ -20,7 +20,7 @@ TREC_ORDER = (
 )
 
 #: measures.c's te_trec_measure_nicknames.
-NICKNAMES = {
+NICKNAMES: dict[str, tuple[str, ...]] = {
     "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
                  "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P"),
     "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
