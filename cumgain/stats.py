@@ -9,20 +9,20 @@ compares on the topics all runs share and records what was dropped.
 
 :func:`compare` runs one of these families over the runs:
 
-==================  ==========================  ==========================================
-``test``            omnibus test over k runs     pairs (``posthoc``)
-==================  ==========================  ==========================================
-``"friedman"``      Friedman, tie-corrected      ``"conover"`` (default; Conover 1999, the
-                    (= scipy friedmanchisquare)  procedure of the book the paper cites) or
-                                                 ``"nemenyi"`` (studentized range)
-``"anova"``         repeated-measures ANOVA,     ``"tukey"``: Tukey HSD on the ANOVA's
-                    topics as subjects           residual mean square
-                    (= statsmodels AnovaRM)
-``"ttest"``         none                         paired t-test (= scipy ttest_rel)
-``"wilcoxon"``      none                         Wilcoxon signed-rank (= scipy wilcoxon)
-``"randomization"`` none                         paired randomization test (= scipy
-                                                 permutation_test, permutation_type="samples")
-==================  ==========================  ==========================================
+===================  ===========================  ============================================
+``test``             omnibus test over k runs      pairs (``posthoc``)
+===================  ===========================  ============================================
+``"friedman"``       Friedman, tie-corrected       ``"conover"`` (default; Conover 1999, the
+                     (= scipy friedmanchisquare)   procedure of the book the paper cites) or
+                                                   ``"nemenyi"`` (studentized range)
+``"anova"``          repeated-measures ANOVA,      ``"tukey"``: Tukey HSD on the ANOVA's
+                     topics as subjects            residual mean square
+                     (= statsmodels AnovaRM)
+``"ttest"``          none                          paired t-test (= scipy ttest_rel)
+``"wilcoxon"``       none                          Wilcoxon signed-rank (= scipy wilcoxon)
+``"randomization"``  none                          paired randomization test (= scipy
+                                                   permutation_test, permutation_type="samples")
+===================  ===========================  ============================================
 
 Multiple comparisons: the p-values of the pair family are corrected by ``correction``:
 ``"holm"`` (default), ``"bonferroni"``, ``"bh"`` (Benjamini-Hochberg) or ``"none"``

@@ -15,6 +15,7 @@ import math
 from typing import Optional, Sequence
 
 from cumgain.cli import options
+from cumgain.progress import progress_bar
 from cumgain.cli.base import EXIT_INPUT, EXIT_NO_TOPICS, EXIT_USAGE, Failure, positive_int, \
     refuse_existing, topic_notes, write_output
 
@@ -236,8 +237,13 @@ def run_curves(args: argparse.Namespace) -> int:
         require("matplotlib", extra="plot", for_what="--plot")  # before the work, not after
 
     qrels = prepare_qrels(args.qrels)
-    ranked = [rank(qrels, path, topics=topics, ties=args.ties, depth=depth, seed=args.seed,
-                   score_precision=args.score_precision, warn=False) for path in args.runs]
+    ranked = []
+    with progress_bar(len(args.runs), args.prog, options.show_progress(args)) as progress:
+        for path in args.runs:
+            ranked.append(rank(qrels, path, topics=topics, ties=args.ties, depth=depth,
+                               seed=args.seed, score_precision=args.score_precision,
+                               warn=False))
+            progress.update()
     names = run_names(args.runs, ranked)
     if curves_module.IDEAL in names:
         raise Failure(EXIT_USAGE, f"a run cannot be named {curves_module.IDEAL!r} (the ideal "
