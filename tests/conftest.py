@@ -6,6 +6,7 @@
   debug build only prints "Exception ignored" on stderr. That must fail the test
   (the practice of fastavro's conftest).
 * ``SHARED`` is the ../shared folder beside the checkout, or None (skip those tests).
+* ``terminal``: a stand-in for stderr that says it is a terminal (progress bars).
 * Hypothesis profiles: ``ci`` (default) and ``thorough``, chosen by HYPOTHESIS_PROFILE.
 """
 import os
@@ -44,3 +45,26 @@ def _no_ignored_exceptions(request):
     captured = capfd.readouterr()
     if "Exception ignored" in captured.err:
         pytest.fail(f"a compiled kernel swallowed an exception:\n{captured.err}")
+
+
+class _Terminal:
+    """A stand-in for stderr that says it is a terminal, keeping what is written."""
+
+    def __init__(self):
+        self.text = ""
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return True
+
+
+@pytest.fixture
+def terminal():
+    """A terminal that keeps what is written (``.text``); a test puts it in place of
+    sys.stderr itself (pytest's capture sets sys.stderr again after the fixtures)."""
+    return _Terminal()

@@ -11,22 +11,6 @@ from cumgain import progress
 from cumgain.exceptions import InputError
 
 
-class Terminal:
-    """A stand-in for stderr that says it is a terminal, keeping what is written."""
-
-    def __init__(self):
-        self.text = ""
-
-    def write(self, text):
-        self.text += text
-
-    def flush(self):
-        pass
-
-    def isatty(self):
-        return True
-
-
 @pytest.fixture(params=["tqdm", "built-in"])
 def bar_kind(request, monkeypatch):
     """Each test twice: with tqdm (when installed) and with the built-in bar."""
@@ -59,8 +43,7 @@ def test_nothing_when_disabled_or_off_a_terminal(capsys, bar_kind):
     assert capsys.readouterr().err == ""
 
 
-def test_auto_on_a_terminal(monkeypatch, bar_kind):
-    terminal = Terminal()
+def test_auto_on_a_terminal(monkeypatch, terminal, bar_kind):
     monkeypatch.setattr(sys, "stderr", terminal)
     assert progress.shown("auto") and progress.shown(True) and not progress.shown(False)
     _work(3, "auto")

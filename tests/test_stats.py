@@ -621,35 +621,18 @@ def test_robust03_comparison_agrees_with_scipy(robust03):
 
 # ============================================================== progress
 
-class _Terminal:
-    """A stand-in for stderr that says it is a terminal, keeping what is written."""
-
-    def __init__(self):
-        self.text = ""
-
-    def write(self, text):
-        self.text += text
-
-    def flush(self):
-        pass
-
-    def isatty(self):
-        return True
-
-
 def _numbers(comparison):
     return [(p.statistic, p.p_value, p.p_corrected, p.ci) for p in comparison.pairs]
 
 
 @pytest.mark.parametrize("progress", [True, "auto"])
-def test_progress_changes_no_number_of_the_resampling_tests(capsys, monkeypatch, progress):
+def test_progress_changes_no_number_of_the_resampling_tests(monkeypatch, progress, terminal):
     table = stats.score_table(_table(4, 12, 4), runs=_runs(4))
     options = dict(test="randomization", n_permutations=300, seed=11, confidence_level=0.9,
                    n_resamples=200)
-    quiet = stats.compare(table, **options)
-    assert capsys.readouterr().err == ""
-    terminal = _Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
+    quiet = stats.compare(table, **options)
+    assert terminal.text == ""
     shown = stats.compare(table, **options, progress=progress)
     assert _numbers(shown) == _numbers(quiet)
     assert shown.pairs[0].ci is not None
