@@ -18,7 +18,6 @@ them read the parsed values back (:func:`topic_policy`, :func:`discount`, ...).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Optional, Sequence
 
@@ -276,7 +275,3 @@ def on_common_topics(args: argparse.Namespace, labels: Sequence[str], results: l
 
 def input_label(path: str) -> str:
     return "<stdin>" if path == "-" else path
-
-
-def file_name(path: str) -> str:
-    return "<stdin>" if path == "-" else os.path.basename(path) or path
