@@ -135,11 +135,7 @@ class Evaluation:
     def on_topics(self, topics: Sequence[str]) -> "Evaluation":
         """The evaluation kept on ``topics`` (each one of :attr:`topics`; kept in this
         evaluation's order), its means recomputed over them (:func:`aggregate`)."""
-        index = {topic: t for t, topic in enumerate(self.topics)}
-        unknown = [topic for topic in topics if topic not in index]
-        if unknown:
-            raise InputError(f"topic {unknown[0]!r} is not one of the evaluated topics")
-        rows = np.array(sorted(index[topic] for topic in set(topics)), dtype=np.intp)
+        rows = _topic_rows(self.topics, topics, "evaluated")
         values = {name: np.asarray(column)[rows] for name, column in self.values.items()}
         means = {m.name: aggregate(m, values[m.name], self.run_tag) for m in self.measures}
         return dataclasses.replace(self, topics=tuple(self.topics[t] for t in rows),
@@ -178,6 +174,15 @@ class Evaluation:
 
     def _repr_html_(self) -> str:
         return display.means_table(self._head(), "measure", self.means.items())
+
+
+def _topic_rows(have: Sequence[str], topics: Sequence[str], what: str) -> np.ndarray:
+    """The positions in ``have`` of ``topics`` (each one of them), in ``have``'s order."""
+    index = {topic: t for t, topic in enumerate(have)}
+    unknown = [topic for topic in topics if topic not in index]
+    if unknown:
+        raise InputError(f"topic {unknown[0]!r} is not one of the {what} topics")
+    return np.array(sorted(index[topic] for topic in set(topics)), dtype=np.intp)
 
 
 def _check_choice(value: Any, allowed: tuple[str, ...], name: str) -> str:
@@ -370,11 +375,7 @@ class Ranking:
     def on_topics(self, topics: Sequence[str]) -> "Ranking":
         """The ranking kept on ``topics`` (each one of :attr:`topics`; kept in this
         ranking's order)."""
-        index = {topic: t for t, topic in enumerate(self.topics)}
-        unknown = [topic for topic in topics if topic not in index]
-        if unknown:
-            raise InputError(f"topic {unknown[0]!r} is not one of the ranked topics")
-        rows = np.array(sorted(index[topic] for topic in set(topics)), dtype=np.intp)
+        rows = _topic_rows(self.topics, topics, "ranked")
         return dataclasses.replace(self, topics=tuple(self.topics[t] for t in rows),
                                    _chosen_index=self._chosen_index[rows])
 
