@@ -607,6 +607,7 @@ def _columns_qrels(qrels: Any, indexed: bool) -> Optional[NativeQrels]:
     return NativeQrels(table, offsets, levels)
 
 
+RELEASE_IN_HELPER_JUDGMENTS = 100_000  # a qrels table this big is freed by a helper thread
 COLUMN_TOPICS_PER_THREAD = 256  # a table's topics are cut in ranges of at least this many
 
 
@@ -832,7 +833,11 @@ def read_ranked(qrels: Any, run: Any, *, ties: TieRule, score_precision: ScorePr
         run_topics, run_offsets, levels, judged, scores, tag = ranker.result()
 
     def release() -> None:      # a table of its own, no longer needed: freed by a helper
-        if not prepared:
+        if prepared:            # thread when big, at once when small (a thread costs more)
+            return
+        if len(judgments.levels) < RELEASE_IN_HELPER_JUDGMENTS:
+            judgments.table.release()
+        else:
             threading.Thread(target=judgments.table.release, daemon=True).start()
 
     return RankedInput(run_topics, run_offsets, levels, judged, scores, tag,

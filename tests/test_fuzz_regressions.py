@@ -32,6 +32,12 @@ def test_dicts(path):
     check.check_dicts(path.read_bytes())
 
 
+@pytest.mark.parametrize("path", INPUTS, ids=lambda path: f"{path.parent.name}/{path.name}")
+def test_native_targets(path):
+    check.check_files_native(path.read_bytes())
+    check.check_dicts_native(path.read_bytes())
+
+
 def test_the_check_catches_a_disagreement(monkeypatch):
     """The oracle is not vacuous: a reader that drops a line is caught."""
     data = check.pack(0, b"q1 0 d1 1\nq1 0 d2 1\n", b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 1 0.4 t\n")

@@ -89,6 +89,28 @@ def test_spellings_of_the_same_measure():
     assert parse_measure("rbp.p=0.8,1=2")[0].params == (("p", 0.8),)
 
 
+def test_parsed_spellings_are_remembered_but_never_shared_or_stale():
+    """parse_measure remembers each spelling's measures (an evaluation in a loop parses
+    once): the list it returns is the caller's own, and a family registered after a
+    spelling was looked up is found."""
+    from dataclasses import replace
+
+    from cumgain.measures import parse
+    from cumgain.measures.base import register
+    first = parse_measure("P")
+    first.clear()
+    assert len(parse_measure("P")) == 9
+    with pytest.raises(InputError, match="unknown measure"):
+        parse_measure("FuzzProbe")      # remembered as naming nothing
+    register(replace(FAMILIES["num_ret"], name="fuzz_probe", trec=None, trec_defaults=(),
+                     ir_names=("FuzzProbe",), trec_twin=None, redirect=None))
+    try:
+        assert parse_measure("FuzzProbe")[0].family == "fuzz_probe"
+    finally:
+        del FAMILIES["fuzz_probe"]
+        parse._parse_compact.cache_clear()
+
+
 @pytest.mark.parametrize("spelling, suggestions", [
     ("Ndcg@10", ["nDCG@10", "ndcg_cut.10"]),      # (ndcg@10 is ranx's spelling)
     ("Mrr@10", ["RR@10", "MRR@10"]),

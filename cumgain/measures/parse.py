@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import math
 import re
 import threading
@@ -546,10 +547,24 @@ def parse_measure(spelling: Union[str, Measure]) -> list[Measure]:
     compact = re.sub(r"\s+", "", spelling)
     if not compact:
         raise InputError("empty measure name")
+    measures = _parse_compact(compact, len(FAMILIES))
+    if measures is None:
+        close = _suggestions(compact)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise InputError(f"unknown measure {spelling!r}{hint}")
+    return list(measures)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_compact(compact: str, n_families: int) -> Optional[tuple[Measure, ...]]:
+    """The measures one spelling (whitespace removed) names, None if it names none;
+    remembered, so an evaluation in a loop (one query at a time) parses its names
+    once. ``n_families`` is the registry's size, so a family registered later is never
+    missed. Malformed parameters raise (lru_cache does not remember errors)."""
     try:
         measures = _parse_trec(compact)
         if measures is not None:
-            return measures
+            return tuple(measures)
         measure = _parse_ir(compact)
         if measure is None:
             measure = _parse_ranx(compact)
@@ -558,11 +573,7 @@ def parse_measure(spelling: Union[str, Measure]) -> list[Measure]:
             raise
         # a name thousands of characters long (a 5,000-digit cut-off) is shown shortened
         raise InputError(str(error).replace(repr(compact), _shorten(compact))) from None
-    if measure is not None:
-        return [measure]
-    close = _suggestions(compact)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise InputError(f"unknown measure {spelling!r}{hint}")
+    return None if measure is None else (measure,)
 
 
 def parse_measures(spellings: Union[str, Measure, Iterable[Union[str, Measure]]]

@@ -1,8 +1,11 @@
 """Coverage-guided fuzzing of the TREC readers and the evaluator with atheris.
 
-    python tests/fuzz/fuzz_trec.py [files|dicts] [libFuzzer flags] CORPUS_DIR
+    python tests/fuzz/fuzz_trec.py [files|dicts|files-native|dicts-native] [libFuzzer flags] CORPUS_DIR
 
-Each input goes through tests/fuzz/check.py (see there for the property). libFuzzer
+Each input goes through tests/fuzz/check.py (see there for the property): ``files`` and
+``dicts`` check the compiled path against the reference reader; ``files-native`` and
+``dicts-native`` run the compiled path alone, several times more inputs per second,
+for the sanitizers to watch. libFuzzer
 (inside atheris) is guided by the edges of the compiled core and of the Python
 modules in INSTRUMENTED below, on the clang build made for it (CUMGAIN_FUZZ=1:
 -fsanitize=fuzzer-no-link,address,undefined), with the ASan + UBSan runtime that has
@@ -49,6 +52,10 @@ import atheris
 # FUZZ_INSTRUMENT=all instruments every cumgain module.
 INSTRUMENTED = {"cumgain", "cumgain.native", "cumgain.trec_io", "cumgain.evaluator",
                 "cumgain.exceptions"}
+# The native targets, for volume, instrument only the bridge to the compiled reader.
+INSTRUMENTED_NATIVE = {"cumgain.native"}
+TARGET = sys.argv.pop(1) if len(sys.argv) > 1 and not sys.argv[1].startswith("-") \
+    and not os.path.isdir(sys.argv[1]) else "files"
 
 
 def _cumgain_modules() -> set:
@@ -64,18 +71,19 @@ def _cumgain_modules() -> set:
 
 
 _skip = [] if os.environ.get("FUZZ_INSTRUMENT") == "all" else \
-    sorted(_cumgain_modules() - INSTRUMENTED)
+    sorted(_cumgain_modules() - (INSTRUMENTED_NATIVE if TARGET.endswith("-native")
+                                 else INSTRUMENTED))
 with atheris.instrument_imports(include=["cumgain"], exclude=_skip):
     import check
 
-TARGETS = {"files": check.check_files, "dicts": check.check_dicts}
+TARGETS = {"files": check.check_files, "dicts": check.check_dicts,
+           "files-native": check.check_files_native, "dicts-native": check.check_dicts_native}
 
 
 def main() -> None:
-    target = "files"
-    if len(sys.argv) > 1 and sys.argv[1] in TARGETS:
-        target = sys.argv.pop(1)
-    atheris.Setup(sys.argv, TARGETS[target])
+    if TARGET not in TARGETS:
+        sys.exit(f"unknown target {TARGET!r}; one of {', '.join(TARGETS)}")
+    atheris.Setup(sys.argv, TARGETS[TARGET])
     atheris.Fuzz()
 
 
