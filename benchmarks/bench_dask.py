@@ -23,7 +23,8 @@ values and means equal). Times are wall clock for the whole job (reading the fil
 included, starting the cluster excluded), the fastest of ``--repeats`` runs in the same
 processes (the machine this was written on is shared, so single runs are noisy); peak RSS
 is over all of them. "per worker" is rows/s divided by the workers; "of evaluate" is
-that against ``cumgain.evaluate`` on the TREC files in one process (its default threads).
+that against ``cumgain.evaluate`` on the TREC files in one process (its default threads;
+``evaluate(threads=1)`` is printed too, what one core does).
 
 Run: ``python benchmarks/bench_dask.py [--topics 2000] [--docs 1000] [--workers 1,2]
 [--repeats 3] [--qrels parquet,trec]``
@@ -31,6 +32,7 @@ Run: ``python benchmarks/bench_dask.py [--topics 2000] [--docs 1000] [--workers 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import subprocess
@@ -96,7 +98,10 @@ def peak_rss_mb():
 if __name__ == "__main__":
     qrels, run, trec_run = sys.argv[1], sys.argv[2], sys.argv[3]
     workers, measures, repeats = int(sys.argv[4]), json.loads(sys.argv[5]), int(sys.argv[6])
-    trec_qrels = sys.argv[7]
+    trec_qrels, trim = sys.argv[7], sys.argv[8]
+    if trim == "unset":     # glibc's own malloc policy in the workers (see --malloc-trim)
+        import dask
+        dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None})
     with LocalCluster(n_workers=workers, processes=True, threads_per_worker=1,
                       dashboard_address=None, memory_limit="8GiB") as cluster, \
             Client(cluster) as client:
@@ -127,8 +132,9 @@ measures, repeats = json.loads(sys.argv[4]), int(sys.argv[5])
 times = []
 for _ in range(repeats):
     started = time.perf_counter()
-    if mode == "evaluate":
-        result = cumgain.evaluate(qrels, run, measures)
+    if mode.startswith("evaluate"):
+        threads = int(mode.split(":")[1]) if ":" in mode else None
+        result = cumgain.evaluate(qrels, run, measures, threads=threads)
     else:
         result = evaluate_stream(qrels, run, measures, topics_per_chunk=int(mode.split(":")[1]))
     times.append(time.perf_counter() - started)
@@ -160,44 +166,66 @@ def main(argv=None) -> None:
                         help="runs per measurement in the same processes; the fastest counts")
     parser.add_argument("--qrels", default="parquet,trec",
                         help="how cumgain.dask gets the qrels: parquet, trec or both")
+    parser.add_argument("--layouts", default="shuffle,by-topic",
+                        help="run layouts to measure: shuffle, by-topic or both")
+    parser.add_argument("--malloc-trim", default="dask,unset",
+                        help="the workers' MALLOC_TRIM_THRESHOLD_: 'dask' (Dask's default, "
+                             "65536, which also fixes glibc's mmap threshold at 128 KiB, so "
+                             "every array that big is fresh pages), 'unset' (glibc's "
+                             "default), or both")
+    parser.add_argument("--no-stream", dest="stream", action="store_false",
+                        help="skip cumgain.stream (the reference reader: ~15 s at 10M rows)")
+    parser.add_argument("--data", type=Path,
+                        help="keep the inputs in this folder (written if it does not "
+                             "exist; reused, as written for the same --topics/--docs/--seed, "
+                             "if it does)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     with tempfile.TemporaryDirectory(prefix="cumgain-bench-dask-") as tmp:
-        folder = Path(tmp)
+        folder = args.data or Path(tmp)
         started = time.perf_counter()
-        inputs = write_inputs(folder, args.topics, args.docs, args.seed)
+        recorded = folder / "inputs.json"
+        if args.data and recorded.exists():
+            inputs = {key: Path(value) if key != "rows" else value
+                      for key, value in json.loads(recorded.read_text()).items()}
+        else:
+            folder.mkdir(parents=True, exist_ok=True)
+            inputs = write_inputs(folder, args.topics, args.docs, args.seed)
+            recorded.write_text(json.dumps({key: str(value) if key != "rows" else value
+                                            for key, value in inputs.items()}))
         rows = inputs["rows"]
         print(f"{args.topics:,} topics x {args.docs:,} documents = {rows:,} run rows "
               f"({inputs['run'].stat().st_size / 1e6:.0f} MB as TREC text); inputs written "
               f"in {time.perf_counter() - started:.1f} s; measures: {', '.join(MEASURES)}\n")
         measures = json.dumps(MEASURES)
         local = []
-        for mode in ("evaluate", "stream:100", "stream:1000"):
+        for mode in ("evaluate", "evaluate:1") + (("stream:100", "stream:1000") if args.stream
+                                                  else ()):
             local.append((mode, run_job(LOCAL_JOB, inputs["qrels"], inputs["run"], mode,
                                         measures, args.repeats)))
         evaluate_rate = rows / local[0][1]["seconds"]
-        print("| job | qrels | workers | wall time | rows / s | per worker | of evaluate | "
-              "peak RSS per worker | client peak | same numbers |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
-        for layout in ("shuffle", "by-topic"):
-            for qrels in args.qrels.split(","):
-                for workers in [int(w) for w in args.workers.split(",")]:
-                    out = run_job(CLUSTER_JOB, inputs["qrels-parquet" if qrels == "parquet"
-                                                      else "qrels"],
-                                  inputs[layout], inputs["run"], workers, measures,
-                                  args.repeats, inputs["qrels"])
-                    per_worker = ", ".join(f"{mb:,.0f}" for mb in out["workers_mb"])
-                    rate = rows / out["seconds"]
-                    print(f"| cumgain.dask, Parquet {layout}"
-                          f"{' (shuffled)' if out['shuffled'] else ''} | {qrels} | {workers} | "
-                          f"{out['seconds']:.2f} s | {rate:,.0f} | {rate / workers:,.0f} | "
-                          f"{rate / workers / evaluate_rate:.0%} | {per_worker} MB | "
-                          f"{out['client_mb']:,.0f} MB | {out['same']} |")
+        print("| job | qrels | malloc trim | workers | wall time | rows / s | per worker | "
+              "of evaluate | peak RSS per worker | client peak | same numbers |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        jobs = itertools.product(args.layouts.split(","), args.qrels.split(","),
+                                 args.malloc_trim.split(","),
+                                 [int(w) for w in args.workers.split(",")])
+        for layout, qrels, trim, workers in jobs:
+            out = run_job(CLUSTER_JOB, inputs["qrels-parquet" if qrels == "parquet" else "qrels"],
+                          inputs[layout], inputs["run"], workers, measures, args.repeats,
+                          inputs["qrels"], trim)
+            per_worker = ", ".join(f"{mb:,.0f}" for mb in out["workers_mb"])
+            rate = rows / out["seconds"]
+            print(f"| cumgain.dask, Parquet {layout}{' (shuffled)' if out['shuffled'] else ''} "
+                  f"| {qrels} | {trim} | {workers} | {out['seconds']:.2f} s | {rate:,.0f} | "
+                  f"{rate / workers:,.0f} | {rate / workers / evaluate_rate:.0%} | "
+                  f"{per_worker} MB | {out['client_mb']:,.0f} MB | {out['same']} |")
         reference = local[0][1]["means"]
         for mode, out in local:
             label = "cumgain.evaluate, TREC file (native reader)" if mode == "evaluate" else \
+                "cumgain.evaluate(threads=1), TREC file" if mode == "evaluate:1" else \
                 f"cumgain.stream.evaluate_stream, topics_per_chunk={mode.split(':')[1]}"
-            print(f"| {label} | trec | 1 process | {out['seconds']:.2f} s | "
+            print(f"| {label} | trec | | 1 process | {out['seconds']:.2f} s | "
                   f"{rows / out['seconds']:,.0f} | | | {out['peak_mb']:,.0f} MB | | "
                   f"{out['means'] == reference} |")
 

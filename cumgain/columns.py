@@ -61,7 +61,7 @@ def is_columnar(obj: Any) -> bool:
 def source_name(obj: Any) -> str:
     """How errors name a table: ``<DataFrame>``, ``<pyarrow.Table>``, ..."""
     if isinstance(obj, Renamed):
-        return source_name(obj.table)
+        return obj.source or source_name(obj.table)
     pandas = sys.modules.get("pandas")
     if pandas is not None and isinstance(obj, pandas.DataFrame):
         return "<DataFrame>"
@@ -75,6 +75,7 @@ class Renamed:
 
     table: Any
     names: tuple[tuple[str, str], ...]  # ((our name, its column), ...)
+    source: Optional[str] = None        # how errors name it (a file), if not by its type
 
 
 def renamed(table: Any, *, query_id: Optional[str] = None, doc_id: Optional[str] = None,

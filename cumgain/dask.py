@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -68,7 +69,7 @@ from cumgain import Evaluation, TopicsWarning, columns, manifest, stream
 from cumgain._optional import require
 from cumgain.atomic import atomic_dir
 from cumgain.batch import Ragged
-from cumgain.convert import DEFAULT_ROWS_PER_FILE, rows_by_file
+from cumgain.convert import DEFAULT_ROWS_PER_FILE, PARQUET_COMPRESSION, rows_by_file
 from cumgain.evaluator import Ranking, rank, topics_warning
 from cumgain.exceptions import InputError
 from cumgain.gains import GainMapping, gain_mapping
@@ -240,7 +241,7 @@ def _judged(qrels: Any, duplicates: DuplicatePolicy) -> _Judgments:
     if isinstance(qrels, (str, os.PathLike)):
         manifest.check_dataset(qrels)
     if isinstance(qrels, (str, os.PathLike)) and _is_parquet(qrels):   # read here, not
-        qrels = dd.read_parquet(os.fsdecode(os.fspath(qrels))).compute(scheduler="sync")
+        qrels = _read_parquet_here(qrels)
     if isinstance(qrels, dd.DataFrame):                                  # by a worker
         qrels = qrels.compute()
     if isinstance(qrels, pd.DataFrame) and "query_id" not in qrels.columns \
@@ -276,6 +277,33 @@ def _judged(qrels: Any, duplicates: DuplicatePolicy) -> _Judgments:
                      prepared=prepared if isinstance(prepared, PreparedQrelsTable) else None)
 
 
+def _read_parquet_here(path: PathLike) -> Any:
+    """Parquet qrels read in this process: a local file or folder by pyarrow (its files
+    in Dask's order), anything else (a glob, a URL) through Dask."""
+    text = os.fsdecode(os.fspath(path))
+    if os.path.isfile(text) or os.path.isdir(text):
+        pq = require("pyarrow.parquet", extra="dask", for_what="cumgain.dask")
+        files = _parquet_files(text) if os.path.isdir(text) else [text]
+        if files:
+            try:
+                return pq.read_table(files)
+            except (OSError, ValueError) as error:     # ArrowInvalid is a ValueError
+                raise InputError(f"{text}: {error}") from None
+    return dd.read_parquet(text).compute(scheduler="sync")
+
+
+def _parquet_files(folder: str) -> list:
+    """A folder's Parquet files as Dask lists them: names not starting with ``_`` or
+    ``.``, in natural order (``part.2`` before ``part.10``)."""
+    names = [name for name in os.listdir(folder) if not name.startswith(("_", "."))
+             and os.path.isfile(os.path.join(folder, name))]
+    return [os.path.join(folder, name) for name in sorted(names, key=_natural_key)]
+
+
+def _natural_key(name: str) -> list:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
 def _columns_table(qrels: Any) -> Optional[Any]:
     """A qrels table's ``query_id, doc_id, relevance`` columns (by the names
     :mod:`cumgain.columns` accepts) as a pyarrow Table, the query ids
@@ -293,13 +321,24 @@ def _columns_table(qrels: Any) -> Optional[Any]:
             table = pa.table(table)
             chosen = columns.pick_columns(table.column_names, "relevance", source, names)
             table = table.select(chosen)
-        topic_ids = table.column(0)
+        topic_ids, doc_ids, levels = (_compact(table.column(i)) for i in range(3))
         if pa.types.is_string(topic_ids.type) or pa.types.is_large_string(topic_ids.type):
             topic_ids = topic_ids.dictionary_encode()
-        return pa.table([topic_ids, table.column(1), table.column(2)],
-                        names=["query_id", "doc_id", "relevance"])
+        return pa.table([topic_ids, doc_ids, levels], names=["query_id", "doc_id", "relevance"])
     except (pa.ArrowException, TypeError, ValueError):
         return None
+
+
+def _compact(column: Any) -> Any:
+    """A column as one array holding only its own rows: the table travels to every
+    worker pickled, and a chunk that is a slice (Parquet's batches, a user's slice)
+    pickles its parent's whole buffers (4-8x the bytes, measured)."""
+    pa = require("pyarrow", extra="dask", for_what="cumgain.dask")
+    if pa.types.is_dictionary(column.type):
+        column = column.unify_dictionaries()
+    if column.num_chunks == 0:
+        return pa.array([], type=column.type)
+    return pa.concat_arrays(column.chunks)
 
 
 def write_parquet(table: Union[Run, Qrels], path: PathLike, *,
@@ -343,6 +382,7 @@ def write_parquet(table: Union[Run, Qrels], path: PathLike, *,
         # In this process, one file at a time: an error stops every writer before
         # the folder is removed (dask's threads would go on writing into it).
         frame.to_parquet(folder, write_index=partition_by_topic,
+                         compression=PARQUET_COMPRESSION,
                          compute_kwargs={"scheduler": "sync"})
         manifest.finish(folder, rows_by_file(folder), kind=kind, rows=int(len(values)),
                         partitioned_by_topic=bool(partition_by_topic))
@@ -398,12 +438,14 @@ def _normalise_run(frame: pd.DataFrame, keep_order: bool,
 
 
 def _inputs(qrels: Any, run: Any, partitioned_by_topic: Optional[bool], ties: TieRule,
-            duplicates: DuplicatePolicy) -> tuple:
+            duplicates: DuplicatePolicy, judged: Optional[_Judgments] = None) -> tuple:
     """``(frame, shuffled, judged, judged_task)``: the run partitioned by topic (see
-    :func:`_partitioned_run`), the judgments, and a task that hands them to workers."""
+    :func:`_partitioned_run`), the judgments (read here unless given), and a task that
+    hands them to workers."""
     keep_order = ties in ORDER_SENSITIVE_TIES or duplicates == "first"
     frame, shuffled = _partitioned_run(run, partitioned_by_topic, keep_order)
-    judged = _judged(qrels, duplicates)
+    if judged is None:
+        judged = _judged(qrels, duplicates)
     return frame, shuffled, judged, dask.delayed(judged, pure=False, traverse=False)
 
 
@@ -507,12 +549,15 @@ def _evaluate_partition(frame: pd.DataFrame, judged: Any,
                           np.array([dropped.get(topic, 0) for topic in index]), setup.measures)
 
 
-def _evaluate_columns(frame: pd.DataFrame, judged: PreparedQrelsTable,
+def _evaluate_columns(frame: Any, judged: PreparedQrelsTable,
                       setup: stream.EvaluationSetup) -> pd.DataFrame:
     """_evaluate_partition for prepared judgments: the partition's rows (in input
     order when the shuffle noted it) evaluated by the columnar path, in the one thread
-    Dask gives the task (``threads_per_worker`` sets a worker's parallelism)."""
-    result = evaluate_in_memory(judged, _in_input_order(frame)[list(RUN_COLUMNS)],
+    Dask gives the task (``threads_per_worker`` sets a worker's parallelism).
+    ``frame``: a pandas frame, or a table :mod:`cumgain.columns` reads."""
+    if isinstance(frame, pd.DataFrame):
+        frame = _in_input_order(frame)[list(RUN_COLUMNS)]
+    result = evaluate_in_memory(judged, frame,
                                 list(setup.spellings),
                                 topics="both", duplicates="error", warn=False, threads=1,
                                 **setup.piece_policies())
@@ -524,6 +569,36 @@ def _evaluate_columns(frame: pd.DataFrame, judged: PreparedQrelsTable,
     index = topics + run_only
     return _results_frame(index, values, np.arange(len(index)) < len(topics),
                           np.zeros(len(index), dtype=np.int64), setup.measures)
+
+
+def _topic_files(run: Any, partitioned_by_topic: Optional[bool]) -> Optional[list]:
+    """The files of a run dataset cumgain wrote partitioned by topic (its manifest says
+    so: ``cumgain convert --partition-by-topic``, :func:`write_parquet`), given as its
+    folder, in Dask's order; None for any other run (read through Dask)."""
+    if partitioned_by_topic is False or not isinstance(run, (str, os.PathLike)):
+        return None
+    folder = os.fsdecode(os.fspath(run))
+    if not os.path.isdir(folder):
+        return None
+    info = manifest.check_dataset(folder)
+    if info is None or info.get("kind") != "run" or not info.get("partitioned_by_topic"):
+        return None
+    names = sorted((entry["name"] for entry in info["files"]), key=_natural_key)
+    return [os.path.join(folder, name) for name in names]
+
+
+def _evaluate_file(path: str, judged: PreparedQrelsTable,
+                   setup: stream.EvaluationSetup) -> pd.DataFrame:
+    """_evaluate_columns for one file of a topic-partitioned dataset, read by pyarrow
+    straight into Arrow (query ids dictionary-encoded, as they repeat) and ranked from
+    its buffers, without a pandas frame; errors name the file."""
+    pq = require("pyarrow.parquet", extra="dask", for_what="cumgain.dask")
+    try:
+        table = pq.ParquetFile(path, read_dictionary=["query_id"]).read(   # (a chunk per
+            columns=list(RUN_COLUMNS), use_threads=False)                  # row group)
+    except (OSError, ValueError) as error:   # pyarrow's ArrowInvalid is a ValueError
+        raise InputError(f"{path}: {error}") from None
+    return _evaluate_columns(columns.Renamed(table, (), source=path), judged, setup)
 
 
 def _check_one_partition_per_topic(topics: pd.Index) -> None:
@@ -649,13 +724,24 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[Union[str, Meas
                            depth=depth, topics=topics, ties=ties,
                            score_precision=score_precision, seed=seed, duplicates=duplicates,
                            warn=warn)
-    frame, shuffled, judged, judged_task = _inputs(qrels, run, partitioned_by_topic, ties,
-                                                   duplicates)
     meta = _results_frame([], np.zeros((0, len(setup.names))), np.zeros(0, dtype=bool),
                           np.zeros(0, dtype=np.int64), setup.measures)
-    results = frame.map_partitions(_evaluate_partition, _prepared_task(judged, duplicates),
-                                   setup, meta=meta,
-                                   enforce_metadata=False, align_dataframes=False)
+    files = _topic_files(run, partitioned_by_topic) if duplicates == "error" else None
+    judged = _judged(qrels, duplicates) if files is not None else None
+    if judged is not None and judged.prepared is not None:
+        # cumgain's own topic-partitioned dataset: a task per file, read into Arrow
+        # and ranked from its buffers (no Dask Parquet reader, no pandas frames)
+        judged_task = dask.delayed(judged, pure=False, traverse=False)
+        prepared = _prepared_task(judged, duplicates)
+        results = dd.from_delayed([dask.delayed(_evaluate_file, pure=True)(path, prepared, setup)
+                                   for path in files], meta=meta, verify_meta=False)
+        shuffled = False
+    else:
+        frame, shuffled, judged, judged_task = _inputs(qrels, run, partitioned_by_topic, ties,
+                                                       duplicates, judged)
+        results = frame.map_partitions(_evaluate_partition, _prepared_task(judged, duplicates),
+                                       setup, meta=meta,
+                                       enforce_metadata=False, align_dataframes=False)
     return DaskEvaluation(setup=setup, shuffled=shuffled, partition_results=results,
                           judged=judged, judged_task=judged_task, progress=progress)
 

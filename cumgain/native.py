@@ -772,7 +772,7 @@ def prepare_qrels(qrels: Any, *, duplicates: DuplicatePolicy = "error",
         if judgments is not None:
             table, names = (qrels.table, qrels.names) if isinstance(qrels, columns.Renamed) \
                 else (qrels, ())
-            return PreparedQrelsTable(table, names, judgments)
+            return PreparedQrelsTable(table, names, native=judgments)
     if duplicates == "error" and _is_file(qrels):
         judgments = native_qrels(qrels, threads=threads)
         if judgments is not None:

@@ -446,6 +446,106 @@ def test_topic_partitioned_parquet_is_read_without_shuffle(run_file, tmp_path):
     assert_identical(result, reference)
 
 
+@pytest.mark.parametrize("ties", ["docno_desc", "input_order", "random", "average"])
+def test_cumgains_topic_partitioned_dataset_is_read_file_by_file_into_arrow(
+        run_file, tmp_path, monkeypatch, ties):
+    """A dataset cumgain wrote partitioned by topic: a task per file, read by pyarrow
+    and ranked from its Arrow buffers; Dask's Parquet reader and pandas frames are not
+    used, and the numbers are the TREC file's."""
+    pytest.importorskip("pyarrow")
+    cgd.write_parquet(load_run(run_file), tmp_path / "run.parquet", partition_by_topic=True,
+                      rows_per_file=300)
+    read = []
+    real = cgd._evaluate_file
+    monkeypatch.setattr(cgd, "_evaluate_file",
+                        lambda path, *rest: read.append(path) or real(path, *rest))
+    monkeypatch.setattr(cgd.dd, "read_parquet", None)     # not Dask's reader
+    monkeypatch.setattr(cgd, "_evaluate_partition", None)  # not pandas partitions
+    measures = LINEAR_MEASURES if ties == "average" else TREC_MEASURES
+    lazy = cgd.evaluate(QRELS, tmp_path / "run.parquet", measures, ties=ties, seed=5,
+                        warn=False)
+    assert lazy.shuffled is False
+    result = lazy.compute(scheduler="sync")
+    files = sorted((tmp_path / "run.parquet").glob("part.*.parquet"))
+    assert sorted(read) == sorted(map(str, files)) and len(files) > 3
+    reference = cumgain.evaluate(QRELS, str(run_file), measures, ties=ties, seed=5,
+                                 warn=False)
+    result.run_tag = reference.run_tag
+    assert_identical(result, reference)
+
+
+def test_qrels_parquet_read_by_pyarrow_on_the_client(run_file, tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    cgd.write_parquet(load_run(run_file), tmp_path / "run.parquet", partition_by_topic=True,
+                      rows_per_file=300)
+    from cumgain.trec_io import load_qrels
+    cgd.write_parquet(load_qrels(QRELS), tmp_path / "qrels.parquet", rows_per_file=200)
+    monkeypatch.setattr(cgd.dd, "read_parquet", None)
+    result = cgd.evaluate(tmp_path / "qrels.parquet", tmp_path / "run.parquet",
+                          TREC_MEASURES, warn=False).compute(scheduler="sync")
+    reference = cumgain.evaluate(QRELS, str(run_file), TREC_MEASURES, warn=False)
+    result.run_tag = reference.run_tag
+    assert_identical(result, reference)
+
+
+def _dataset_by_hand(folder: Path, parts: list) -> Path:
+    """A run dataset with cumgain's manifest (partitioned by topic) around files
+    written here, so that one can hold what cumgain would never write."""
+    from cumgain import manifest
+    folder.mkdir()
+    manifest.start(str(folder))
+    for i, frame in enumerate(parts):
+        frame.to_parquet(folder / f"part.{i}.parquet", index=False)
+    manifest.finish(str(folder), {f"part.{i}.parquet": len(frame)
+                                  for i, frame in enumerate(parts)},
+                    kind="run", rows=sum(map(len, parts)), partitioned_by_topic=True)
+    return folder
+
+
+@pytest.mark.parametrize("column, value, message", [
+    ("score", np.nan, r"part\.1\.parquet: row 1 \(query_id 'q2', doc_id 'b'\): score is NaN"),
+    ("doc_id", None, r"part\.1\.parquet: doc_id is missing at row 1"),
+])
+def test_a_bad_row_in_a_dataset_file_names_the_file_and_row(tmp_path, column, value, message):
+    pytest.importorskip("pyarrow")
+    good = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    bad = pd.DataFrame({"query_id": ["q2", "q2"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    bad[column] = bad[column].astype(object)
+    bad.loc[1, column] = value
+    folder = _dataset_by_hand(tmp_path / "run", [good, bad])
+    lazy = cgd.evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, folder, ["map"], warn=False)
+    with pytest.raises(InputError, match=message):
+        lazy.compute(scheduler="sync")
+
+
+def test_a_dataset_file_pyarrow_cannot_read_names_the_file(tmp_path):
+    pytest.importorskip("pyarrow")
+    good = pd.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "score": [2.0]})
+    folder = _dataset_by_hand(tmp_path / "run", [good, good.assign(query_id="q2")])
+    data = (folder / "part.1.parquet").read_bytes()
+    (folder / "part.1.parquet").write_bytes(data[:4] + b"\0" * (len(data) - 8) + data[-4:])
+    lazy = cgd.evaluate({"q1": {"a": 1}}, folder, ["map"], warn=False)
+    with pytest.raises(InputError, match=r"part\.1\.parquet: "):
+        lazy.compute(scheduler="sync")
+
+
+def test_the_dataset_path_is_not_taken_when_it_must_not_be(run_file, tmp_path, monkeypatch):
+    """partitioned_by_topic=False (shuffle), duplicates="first" and a dataset written
+    in file order go through Dask's reader, with the same numbers."""
+    pytest.importorskip("pyarrow")
+    cgd.write_parquet(load_run(run_file), tmp_path / "by-topic", partition_by_topic=True,
+                      rows_per_file=300)
+    monkeypatch.setattr(cgd, "_evaluate_file", None)
+    reference = cumgain.evaluate(QRELS, str(run_file), TREC_MEASURES, warn=False)
+    for options in ({"partitioned_by_topic": False}, {"duplicates": "first"}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cgd.ShuffleWarning)
+            result = cgd.evaluate(QRELS, tmp_path / "by-topic", TREC_MEASURES, warn=False,
+                                  **options).compute(scheduler="sync")
+        result.run_tag = reference.run_tag
+        assert_identical(result, reference)
+
+
 def test_parquet_in_file_order_is_shuffled(run_file, tmp_path):
     pytest.importorskip("pyarrow")
     cgd.write_parquet(load_run(run_file), tmp_path / "flat", rows_per_file=500)
@@ -849,6 +949,25 @@ def test_prepared_judgments_travel_as_a_table():
     assert cgd._prepared_task(judged, "first").compute(scheduler="sync") is not None
     assert not isinstance(cgd._prepared_task(judged, "first").compute(scheduler="sync"),
                           PreparedQrelsTable)   # duplicates="first": the dict path
+
+
+@pytest.mark.parametrize("form", ["parquet in parts", "arrow slices"])
+def test_prepared_judgments_travel_as_their_own_rows_only(form, tmp_path):
+    """A table read in batches (Parquet) or sliced holds views into bigger buffers,
+    which pickle whole; the judgments travel compact (as many bytes as above)."""
+    import pickle
+    pa = pytest.importorskip("pyarrow")
+    if form == "parquet in parts":
+        from cumgain.trec_io import load_qrels
+        cgd.write_parquet(load_qrels(QRELS), tmp_path / "qrels", rows_per_file=100)
+        qrels = tmp_path / "qrels"
+    else:
+        whole = pa.Table.from_pandas(pd.concat([QRELS] * 8, ignore_index=True))
+        half = len(QRELS) // 2          # two chunks, each a slice of eight copies
+        qrels = pa.concat_tables([whole.slice(0, half), whole.slice(half, len(QRELS) - half)])
+    judged = cgd._judged(qrels, "error")
+    assert len(judged.prepared.table) == len(QRELS)
+    assert len(pickle.dumps(judged.prepared)) < 40 * len(QRELS)
 
 
 @pytest.mark.parametrize("form", ["pandas", "arrow", "parquet"])
