@@ -185,16 +185,19 @@ def main(argv=None) -> None:
         folder = args.data or Path(tmp)
         started = time.perf_counter()
         recorded = folder / "inputs.json"
+        numbers = ("rows", "topics", "docs")
         if args.data and recorded.exists():
-            inputs = {key: Path(value) if key != "rows" else value
+            inputs = {key: value if key in numbers else Path(value)
                       for key, value in json.loads(recorded.read_text()).items()}
         else:
             folder.mkdir(parents=True, exist_ok=True)
             inputs = write_inputs(folder, args.topics, args.docs, args.seed)
-            recorded.write_text(json.dumps({key: str(value) if key != "rows" else value
+            inputs.update(topics=args.topics, docs=args.docs)
+            recorded.write_text(json.dumps({key: value if key in numbers else str(value)
                                             for key, value in inputs.items()}))
         rows = inputs["rows"]
-        print(f"{args.topics:,} topics x {args.docs:,} documents = {rows:,} run rows "
+        print(f"{inputs.get('topics', '?'):,} topics x {inputs.get('docs', '?'):,} documents = "
+              f"{rows:,} run rows "
               f"({inputs['run'].stat().st_size / 1e6:.0f} MB as TREC text); inputs written "
               f"in {time.perf_counter() - started:.1f} s; measures: {', '.join(MEASURES)}\n")
         measures = json.dumps(MEASURES)

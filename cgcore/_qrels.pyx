@@ -624,6 +624,33 @@ cdef class QrelsTable:
             raise ValueError("the table was released")
         return _strings_list(&self.state.topics)
 
+    def docno_buffers(self):
+        """(offsets, data): every judgment's docno, rows in grouped()'s order, as the
+        buffers of an Arrow large_string array: int64 offsets (rows + 1) and the bytes
+        (uint8). A copy, for the table to travel as Arrow (cumgain.dask)."""
+        if not self.finished or self.state.status != OK:
+            raise ValueError("the table is not finished or has stopped")
+        cdef Py_ssize_t k, r, rows, total = 0
+        cdef int64_t base = 0
+        cdef Segment* segment
+        for k in range(self.state.n_segments):
+            total += self.state.segments[k].docnos.size
+        offsets = np.empty(self.state.relevance.size + 1, np.int64)
+        data = np.empty(total, np.uint8)
+        cdef int64_t[::1] out_offsets = offsets
+        cdef uint8_t[::1] out_data = data
+        out_offsets[0] = 0
+        with nogil:
+            for k in range(self.state.n_segments):
+                segment = &self.state.segments[k]
+                rows = segment.doc_starts.size - 1
+                for r in range(rows):
+                    out_offsets[segment.first_row + r + 1] = base + segment.doc_starts.data[r + 1]
+                if segment.docnos.size:
+                    memcpy(&out_data[base], segment.docnos.data, segment.docnos.size)
+                base += segment.docnos.size
+        return offsets, data
+
     def grouped(self):
         """(offsets, relevance): the judgments grouped by topic (topics in order of
         first appearance), file order within a topic; relevance is int8 when every

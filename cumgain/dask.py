@@ -76,7 +76,7 @@ from cumgain.gains import GainMapping, gain_mapping
 from cumgain.limits import real_number, whole_number
 from cumgain.evaluator import evaluate as evaluate_in_memory
 from cumgain.measures import DISCOUNT_NAMES, Measure
-from cumgain.native import PreparedQrelsTable, prepare_qrels
+from cumgain.native import PreparedQrelsTable, native_qrels, prepare_qrels
 from cumgain.progress import ProgressOption, check_progress, progress_bar, shown
 from cumgain.trec_io import DuplicatesDroppedWarning, Qrels, Run, load_qrels
 from cumgain.types import (
@@ -256,6 +256,10 @@ def _judged(qrels: Any, duplicates: DuplicatePolicy) -> _Judgments:
         if isinstance(prepared, PreparedQrelsTable):
             return _Judgments(by_topic=_TopicJudgments(table, prepared.topics), empty=(),
                              prepared=prepared)
+    if duplicates == "error" and isinstance(qrels, (str, os.PathLike)):
+        judged = _native_file_judgments(qrels)
+        if judged is not None:
+            return judged
     loaded = load_qrels(qrels, duplicates=duplicates)
     counts = np.diff(loaded.offsets)
     empty = tuple(topic for topic, n in zip(loaded.topics, counts) if n == 0)
@@ -275,6 +279,36 @@ def _judged(qrels: Any, duplicates: DuplicatePolicy) -> _Judgments:
                                                       zip(loaded.topics, counts) if n)),
                      empty=empty,
                      prepared=prepared if isinstance(prepared, PreparedQrelsTable) else None)
+
+
+def _native_file_judgments(path: PathLike) -> Optional[_Judgments]:
+    """A TREC qrels file read by the native reader (as :func:`prepare_qrels` reads it),
+    its judgments made an Arrow table from the native table's buffers (no Python object
+    per judgment); None where the native reader does not take the file (the reference
+    reader then reads it and words any error)."""
+    pa = require("pyarrow", extra="dask", for_what="cumgain.dask")
+    judgments = native_qrels(path, indexed=True, threads=None)
+    if judgments is None:
+        return None
+    topics = judgments.topics
+    doc_offsets, doc_bytes = judgments.table.docno_buffers()
+    try:
+        small = len(doc_bytes) < 2 ** 31      # int32 offsets, as pa.array(strs) makes
+        doc_ids = (pa.StringArray if small else pa.LargeStringArray).from_buffers(
+            len(judgments.levels),
+            pa.py_buffer(doc_offsets.astype(np.int32) if small else doc_offsets),
+            pa.py_buffer(doc_bytes))
+        doc_ids.validate(full=True)
+        table = pa.table({
+            "query_id": pa.DictionaryArray.from_arrays(
+                np.repeat(np.arange(len(topics), dtype=np.int32), np.diff(judgments.offsets)),
+                pa.array(topics, pa.string())),
+            "doc_id": doc_ids,
+            "relevance": judgments.levels.astype(np.float64)})
+    except (pa.ArrowException, UnicodeError):
+        return None
+    prepared = PreparedQrelsTable(table, (), native=judgments)
+    return _Judgments(by_topic=_TopicJudgments(table, topics), empty=(), prepared=prepared)
 
 
 def _read_parquet_here(path: PathLike) -> Any:

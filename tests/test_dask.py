@@ -991,6 +991,37 @@ def test_table_qrels_are_read_natively_on_the_client(form, monkeypatch, tmp_path
     assert_identical(result, reference)
 
 
+@pytest.mark.parametrize("form", ["plain", "gzip", "in parts"])
+def test_trec_qrels_files_are_read_natively_into_the_same_table(form, tmp_path, monkeypatch):
+    """A TREC qrels file (topics interleaved) is read by the native reader on the client
+    and made an Arrow table from its buffers: the same table, row for row, as the
+    reference reader's, and no reference read."""
+    import gzip
+    pa = pytest.importorskip("pyarrow")
+    from cumgain import native
+    text = "".join(f"{q} 0 {d} {r}\n" for q, d, r in QRELS.itertuples(index=False))
+    path = tmp_path / ("qrels.txt.gz" if form == "gzip" else "qrels.txt")
+    path.write_bytes(gzip.compress(text.encode()) if form == "gzip" else text.encode())
+    if form == "in parts":
+        monkeypatch.setattr(native, "PART_BYTES", 64)
+        monkeypatch.setattr(native, "auto_threads", lambda threads: 3)
+    expected = cgd._judged(cgd.load_qrels(path), "error").prepared.table
+    monkeypatch.setattr(cgd, "load_qrels", None)
+    judged = cgd._judged(path, "error")
+    assert judged.prepared.table.equals(expected)
+    assert judged.prepared.topics == tuple(dict.fromkeys(QRELS.query_id))
+    reference = cumgain.evaluate(QRELS, RUN, ["map", "ndcg_cut.10"], warn=False)
+    with dask.config.set({"dataframe.shuffle.method": "tasks"}):   # (after the cluster test)
+        assert_identical(dask_result(["map", "ndcg_cut.10"], qrels=path), reference)
+
+
+def test_a_trec_qrels_file_the_native_reader_refuses_is_read_as_before(tmp_path):
+    path = tmp_path / "qrels.txt"
+    path.write_text("q1 0 d1 1\nq1 0 d1 2\n")
+    with pytest.raises(InputError, match=r"qrels.txt.*duplicate"):
+        cgd.evaluate(path, as_dask(RUN), ["map"], warn=False)
+
+
 @pytest.mark.parametrize("form", ["pandas", "integer ids", "trec_file", "dict"])
 def test_topic_judgments_are_the_reference_readers_dicts(form, tmp_path):
     """by_topic built from the table, topic by topic, equals the reference reader's."""
