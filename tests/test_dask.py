@@ -997,7 +997,7 @@ def test_trec_qrels_files_are_read_natively_into_the_same_table(form, tmp_path, 
     and made an Arrow table from its buffers: the same table, row for row, as the
     reference reader's, and no reference read."""
     import gzip
-    pa = pytest.importorskip("pyarrow")
+    pytest.importorskip("pyarrow")
     from cumgain import native
     text = "".join(f"{q} 0 {d} {r}\n" for q, d, r in QRELS.itertuples(index=False))
     path = tmp_path / ("qrels.txt.gz" if form == "gzip" else "qrels.txt")
