@@ -24,6 +24,7 @@ pd = pytest.importorskip("pandas")
 
 import cumgain
 import cumgain.dask as cgd
+from cumgain import _dask_qrels as dask_qrels
 from cumgain import curves, stream
 from cumgain.exceptions import InputError
 from cumgain.trec_io import DuplicatesDroppedWarning, load_run
@@ -937,7 +938,7 @@ def test_average_vectors_rank_partitions_by_the_columnar_path(monkeypatch, polic
 def test_prepared_judgments_travel_as_a_table():
     import pickle
     from cumgain.native import PreparedQrelsTable
-    judged = cgd._judged(QRELS, "error")
+    judged = dask_qrels._judged(QRELS, "error")
     task = cgd._prepared_task(judged, "error")
     (prepared,) = dask.compute(task, scheduler="sync")
     assert isinstance(prepared, PreparedQrelsTable) and prepared is judged.prepared
@@ -965,7 +966,7 @@ def test_prepared_judgments_travel_as_their_own_rows_only(form, tmp_path):
         whole = pa.Table.from_pandas(pd.concat([QRELS] * 8, ignore_index=True))
         half = len(QRELS) // 2          # two chunks, each a slice of eight copies
         qrels = pa.concat_tables([whole.slice(0, half), whole.slice(half, len(QRELS) - half)])
-    judged = cgd._judged(qrels, "error")
+    judged = dask_qrels._judged(qrels, "error")
     assert len(judged.prepared.table) == len(QRELS)
     assert len(pickle.dumps(judged.prepared)) < 40 * len(QRELS)
 
@@ -984,8 +985,8 @@ def test_table_qrels_are_read_natively_on_the_client(form, monkeypatch, tmp_path
     def refuse(*args, **kwargs):
         raise AssertionError("the reference reader was used")
 
-    monkeypatch.setattr(cgd, "load_qrels", refuse)
-    monkeypatch.setattr(cgd._TopicJudgments, "__getitem__", refuse)
+    monkeypatch.setattr(dask_qrels, "load_qrels", refuse)
+    monkeypatch.setattr(dask_qrels._TopicJudgments, "__getitem__", refuse)
     with dask.config.set({"dataframe.shuffle.method": "tasks"}):   # (after the cluster test)
         result = dask_result(["map", "ndcg_cut.10"], qrels=qrels)
     assert_identical(result, reference)
@@ -1005,9 +1006,9 @@ def test_trec_qrels_files_are_read_natively_into_the_same_table(form, tmp_path, 
     if form == "in parts":
         monkeypatch.setattr(native, "PART_BYTES", 64)
         monkeypatch.setattr(native, "auto_threads", lambda threads: 3)
-    expected = cgd._judged(cgd.load_qrels(path), "error").prepared.table
-    monkeypatch.setattr(cgd, "load_qrels", None)
-    judged = cgd._judged(path, "error")
+    expected = dask_qrels._judged(dask_qrels.load_qrels(path), "error").prepared.table
+    monkeypatch.setattr(dask_qrels, "load_qrels", None)
+    judged = dask_qrels._judged(path, "error")
     assert judged.prepared.table.equals(expected)
     assert judged.prepared.topics == tuple(dict.fromkeys(QRELS.query_id))
     reference = cumgain.evaluate(QRELS, RUN, ["map", "ndcg_cut.10"], warn=False)
@@ -1033,9 +1034,9 @@ def test_topic_judgments_are_the_reference_readers_dicts(form, tmp_path):
         qrels.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in QRELS.itertuples(index=False)))
     elif form == "dict":
         qrels = dict(cumgain.trec_io.qrels_from_dataframe(QRELS).to_dict(), q999={})
-    judged = cgd._judged(qrels, "error")
+    judged = dask_qrels._judged(qrels, "error")
     expected = stream.judged_topics(qrels)
-    assert isinstance(judged.by_topic, cgd._TopicJudgments) and judged.prepared is not None
+    assert isinstance(judged.by_topic, dask_qrels._TopicJudgments) and judged.prepared is not None
     assert dict(judged.by_topic) == expected.by_topic
     assert list(judged.by_topic) == list(expected.by_topic)
     assert judged.empty == expected.empty
@@ -1044,7 +1045,7 @@ def test_topic_judgments_are_the_reference_readers_dicts(form, tmp_path):
 def test_duplicate_judgments_first_are_prepared_once_dropped():
     qrels = pd.concat([QRELS, QRELS.iloc[:5].assign(relevance=9)], ignore_index=True)
     with pytest.raises(InputError, match="duplicate"):
-        cgd._judged(qrels, "error")
-    judged = cgd._judged(qrels, "first")
+        dask_qrels._judged(qrels, "error")
+    judged = dask_qrels._judged(qrels, "first")
     assert judged.prepared is not None and len(judged.prepared.table) == len(QRELS)
     assert dict(judged.by_topic) == stream.judged_topics(qrels, "first").by_topic
