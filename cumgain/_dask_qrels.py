@@ -137,12 +137,8 @@ def _judged(qrels: Any, duplicates: DuplicatePolicy) -> _Judgments:
     empty = tuple(topic for topic, n in zip(loaded.topics, counts) if n == 0)
     pa = require("pyarrow", extra="dask", for_what="cumgain.dask")
     try:
-        table = pa.table({
-            "query_id": pa.DictionaryArray.from_arrays(
-                np.repeat(np.arange(len(counts), dtype=np.int32), counts),
-                pa.array(loaded.topics, pa.string())),
-            "doc_id": pa.array(loaded.docnos, pa.string()),
-            "relevance": loaded.relevance})
+        table = _judgments_table(loaded.topics, counts, pa.array(loaded.docnos, pa.string()),
+                                 loaded.relevance)
     except (pa.ArrowException, UnicodeError):   # ids Arrow cannot hold: dicts, as before
         return _Judgments(by_topic={topic: docs for topic, docs in loaded.to_dict().items()
                                    if docs}, empty=empty)
@@ -151,6 +147,17 @@ def _judged(qrels: Any, duplicates: DuplicatePolicy) -> _Judgments:
                                                       zip(loaded.topics, counts) if n)),
                      empty=empty,
                      prepared=prepared if isinstance(prepared, PreparedQrelsTable) else None)
+
+
+def _judgments_table(topics: Any, counts: np.ndarray, doc_ids: Any, levels: np.ndarray) -> Any:
+    """Judgments grouped by topic (``counts[i]`` rows of ``topics[i]``) as the Arrow table
+    that travels: ``query_id`` dictionary-encoded, ``doc_id``, ``relevance``."""
+    pa = require("pyarrow", extra="dask", for_what="cumgain.dask")
+    return pa.table({
+        "query_id": pa.DictionaryArray.from_arrays(
+            np.repeat(np.arange(len(counts), dtype=np.int32), counts),
+            pa.array(list(topics), pa.string())),
+        "doc_id": doc_ids, "relevance": levels})
 
 
 def _native_file_judgments(path: PathLike) -> Optional[_Judgments]:
@@ -171,12 +178,8 @@ def _native_file_judgments(path: PathLike) -> Optional[_Judgments]:
             pa.py_buffer(doc_offsets.astype(np.int32) if small else doc_offsets),
             pa.py_buffer(doc_bytes))
         doc_ids.validate(full=True)
-        table = pa.table({
-            "query_id": pa.DictionaryArray.from_arrays(
-                np.repeat(np.arange(len(topics), dtype=np.int32), np.diff(judgments.offsets)),
-                pa.array(topics, pa.string())),
-            "doc_id": doc_ids,
-            "relevance": judgments.levels.astype(np.float64)})
+        table = _judgments_table(topics, np.diff(judgments.offsets), doc_ids,
+                                 judgments.levels.astype(np.float64))
     except (pa.ArrowException, UnicodeError):
         return None
     prepared = PreparedQrelsTable(table, (), native=judgments)

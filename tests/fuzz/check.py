@@ -147,13 +147,19 @@ def check_files(data: bytes) -> None:
         _check_files(policies, qrels_bytes, run_bytes)
 
 
-def _check_files(policies: dict, qrels_bytes: bytes, run_bytes: bytes) -> None:
+@contextlib.contextmanager
+def written(qrels_bytes: bytes, run_bytes: bytes):
+    """The two parts as files ``(qrels_path, run_path)`` in a fresh folder."""
     with tempfile.TemporaryDirectory(dir=FOLDER) as folder:
-        qrels_path, run_path = os.path.join(folder, "qrels"), os.path.join(folder, "run")
-        with open(qrels_path, "wb") as f:
-            f.write(qrels_bytes)
-        with open(run_path, "wb") as f:
-            f.write(run_bytes)
+        paths = os.path.join(folder, "qrels"), os.path.join(folder, "run")
+        for path, data in zip(paths, (qrels_bytes, run_bytes)):
+            with open(path, "wb") as f:
+                f.write(data)
+        yield paths
+
+
+def _check_files(policies: dict, qrels_bytes: bytes, run_bytes: bytes) -> None:
+    with written(qrels_bytes, run_bytes) as (qrels_path, run_path):
         with split_anywhere():
             native = outcome(qrels_path, run_path, policies)
             try:        # the qrels read once, beforehand, must not change anything
@@ -176,12 +182,7 @@ def _check_files(policies: dict, qrels_bytes: bytes, run_bytes: bytes) -> None:
 def check_files_native(data: bytes) -> None:
     policies, qrels_bytes, run_bytes = split(data)
     policies["threads"] = 1
-    with small_reads(False), tempfile.TemporaryDirectory(dir=FOLDER) as folder:
-        qrels_path, run_path = os.path.join(folder, "qrels"), os.path.join(folder, "run")
-        with open(qrels_path, "wb") as f:
-            f.write(qrels_bytes)
-        with open(run_path, "wb") as f:
-            f.write(run_bytes)
+    with small_reads(False), written(qrels_bytes, run_bytes) as (qrels_path, run_path):
         outcome(qrels_path, run_path, policies, native_only=True)
 
 
