@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 import operator
 import os
@@ -285,7 +286,7 @@ def _universe(native: RankedInput, topics: Sequence[str]) -> tuple[RankedBatch, 
     if universe == list(native.qrels_topics):      # judgments in run order
         qrels_offsets, qrels_levels = native.qrels_offsets, native.qrels_levels
     else:
-        qrels_index = {topic: i for i, topic in enumerate(native.qrels_topics)}
+        qrels_index = native.judgments.topic_index
         qrels_rows, qrels_offsets = gather(
             native.qrels_offsets,
             np.array([qrels_index.get(t, -1) for t in universe], dtype=np.int64))
@@ -540,9 +541,17 @@ def _ranking(qrels: Any, run: Any, *, ties: TieRule, score_precision: ScorePreci
     if same:        # the usual case: the same topics judged and ranked, in the same order
         order = _byte_order(run_topics_all)
         chosen, run_only, missing = _pick(run_topics_all, order), (), ()
+    elif native is not None:
+        # the judgments keep their topic index and sorted topics: a table prepared once
+        # for many runs (a Dask run's partitions) costs each only one pass over them
+        judged, run_topics = native.judgments.topic_index, set(run_topics_all)
+        run_only = tuple(sorted(t for t in run_topics if t not in judged))
+        missing = tuple(itertools.filterfalse(run_topics.__contains__,
+                                              native.judgments.sorted_topics))
+        chosen = native.judgments.sorted_topics if topics == "qrels" \
+            else sorted(t for t in run_topics if t in judged)
     else:
-        qrels_topics = set(native.qrels_topics if native is not None else qrels.topics) \
-            - set(empty)
+        qrels_topics = set(qrels.topics) - set(empty)
         run_topics = set(run_topics_all)
         run_only = tuple(sorted(run_topics - qrels_topics))
         missing = tuple(sorted(qrels_topics - run_topics))

@@ -59,6 +59,8 @@ class NativeQrels:
         self.offsets = offsets      # judgments of topic i: offsets[i]:offsets[i+1] (read-only)
         self.levels = levels        # int8 or float64 (see QrelsTable.grouped; read-only)
         self._topics: Optional[tuple[str, ...]] = None
+        self._topic_index: Optional[dict[str, int]] = None
+        self._sorted_topics: Optional[tuple[str, ...]] = None
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -68,6 +70,22 @@ class NativeQrels:
         if self._topics is None:
             self._topics = tuple(self.table.topics())
         return self._topics
+
+    @property
+    def topic_index(self) -> dict[str, int]:
+        """``{topic: i}`` over :attr:`topics`, built when first asked for and kept: a
+        table prepared once is ranked against many runs (each partition of a Dask run,
+        each run of the command line), each needing it for its own few topics."""
+        if self._topic_index is None:
+            self._topic_index = {topic: i for i, topic in enumerate(self.topics)}
+        return self._topic_index
+
+    @property
+    def sorted_topics(self) -> tuple[str, ...]:
+        """:attr:`topics` sorted, built when first asked for and kept (as topic_index)."""
+        if self._sorted_topics is None:
+            self._sorted_topics = tuple(sorted(self.topics))
+        return self._sorted_topics
 
 
 @dataclass

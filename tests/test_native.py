@@ -1532,6 +1532,45 @@ def test_prepared_qrels_file_evaluates_as_the_file(tmp_path, data, ties, precisi
         assert_same(evaluate(prepared, load_run(run_path), MEASURES, **options), expected)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["1", "2", "10", "q", "Q", "é", "z", "e\u0301"]),
+                min_size=1, max_size=8, unique=True),
+       st.lists(st.lists(st.sampled_from(["1", "2", "10", "q", "Q", "é", "z", "x", "e\u0301"]),
+                         min_size=1, max_size=6, unique=True), min_size=1, max_size=3),
+       st.sampled_from(["both", "qrels"]))
+def test_prepared_qrels_topic_sets_as_the_reference_reader(judged, runs, which):
+    """A table prepared once keeps its topic index and sorted topics for every run
+    (NativeQrels.topic_index, sorted_topics): the topics evaluated, run only and
+    missing, in order, as the reference reader gives them, run after run."""
+    import cumgain
+    qrels = {topic: {"d1": 1, "d2": 0, "d3": 2} for topic in judged}
+    prepared = cumgain.prepare_qrels(qrels)
+    assert isinstance(prepared, PreparedQrels) and prepared.native is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TopicsWarning)
+        for topics in runs:
+            run = {topic: {"d1": 0.5, "d2": 1.0, "x": 0.7} for topic in topics}
+            reference = evaluate(load_qrels(qrels), load_run(run), MEASURES, topics=which)
+            assert_same(evaluate(prepared, run, MEASURES, topics=which), reference)
+
+
+@pytest.mark.parametrize("levels", [[-2, -1, 0, 1, 2, 3], [0, 1, 2, 3, 5, 9]])
+def test_gains_of_native_levels_as_the_reference_reader(levels):
+    """Mapped gains looked up per byte for the native table's int8 levels (every level
+    of the run's judged documents, negative ones too) equal the float64 lookup."""
+    qrels = {f"q{t}": {f"d{i}": levels[(i + t) % len(levels)] for i in range(12)}
+             for t in range(5)}
+    run = {topic: {doc: float((i * 7) % 5) for i, doc in enumerate([*docs, "u1", "u2"])}
+           for topic, docs in qrels.items()}
+    measures = ["nDCG@10(gains=0-1-10-100-1000-1000-1000-1000-1000-1000)",
+                "ndcg.0=0,1=1,2=5,3=9,5=1,9=2", "ERR@5(gains=0-1-2-3-4-5-6-7-8-9)"]
+    native_levels = native.read_ranked(qrels, run, ties="docno_desc", score_precision="float64",
+                                       seed=0, depth=None).levels
+    assert native_levels.dtype == np.int8
+    assert_same(evaluate(qrels, run, measures),
+                evaluate(load_qrels(qrels), load_run(run), measures))
+
+
 def test_prepare_qrels_takes_what_evaluate_takes(tmp_path):
     """Files and dicts are read natively once; what the native reader does not take
     goes to the reference reader (with its error, naming file and line); prepared

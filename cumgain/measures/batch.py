@@ -212,7 +212,10 @@ class Batch:
         if isinstance(table, Exception):
             raise table
         distinct, gains = table
-        return gains[np.minimum(np.searchsorted(distinct, levels), len(gains) - 1)]
+        if levels.dtype == np.int8:     # the native table's levels: a lookup per byte
+            every_level = np.arange(256, dtype=np.uint8).view(np.int8)    # (10x faster)
+            return _mapped(distinct, gains, every_level)[levels.view(np.uint8)]
+        return _mapped(distinct, gains, levels)
 
     def gains(self, measure: Measure) -> np.ndarray:
         """Per ranked row, its gain: the mapped level if judged, else 0 (under
@@ -247,6 +250,12 @@ class Batch:
         ranked = self.ranked(measure)
         return self.cached(("ideal", id(ranked), mapping_key(measure)), lambda: ideal_lists(
             self.judged_gains(measure), ranked.qrels_offsets))
+
+
+def _mapped(distinct: np.ndarray, gains: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """The gain of each level: ``gains[i]`` for the first ``distinct[i] >= level``
+    (a gain table's levels, sorted; levels past the last take the last gain)."""
+    return gains[np.minimum(np.searchsorted(distinct, levels), len(gains) - 1)]
 
 
 def safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
