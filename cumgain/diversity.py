@@ -134,7 +134,9 @@ from cumgain.native import read_ranked
 from cumgain.measures import Measure
 from cumgain.measures.diversity import DEFAULT_ALPHA, DEFAULT_BETA
 from cumgain.ranked import gather, offsets_from_counts, topic_of_rows
-from cumgain.trec_io import _is_dataframe, _Kind, _number, _read_file, load_run
+from cumgain._trec_frontends import _number
+from cumgain._trec_lines import _Kind
+from cumgain.trec_io import _is_dataframe, _read_file, load_run
 from cumgain.types import DuplicatePolicy, ScorePrecision, TieRule, TopicPolicy
 
 __all__ = ["Subtopics", "evaluate_subtopics", "load_subtopics", "read_subtopics",

@@ -37,6 +37,7 @@ import numpy as np
 
 from cgcore import _columns, _qrels, _trec
 from cumgain import columns, trec_io
+from cumgain._trec_bytes import _MAGIC_BYTES
 from cumgain.exceptions import OutOfMemoryError
 from cumgain.limits import MAX_THREADS, whole_number
 from cumgain.types import DuplicatePolicy, PathLike, ScorePrecision, TieRule
@@ -231,13 +232,13 @@ def _compressed(path: str) -> bool:
     """Whether the file starts with the magic bytes of a compression the readers do not
     read (bzip2, xz, zstd, zip, ...; gzip inside gzip), see trec_io.compression_of."""
     with open(path, "rb") as raw:
-        head = raw.read(trec_io._MAGIC_BYTES)
+        head = raw.read(_MAGIC_BYTES)
         if head[:2] != GZIP_MAGIC:
             return trec_io.compression_of(head) is not None
         raw.seek(0)
         try:
             with gzip.GzipFile(fileobj=raw, mode="rb") as content:
-                head = content.read(trec_io._MAGIC_BYTES)
+                head = content.read(_MAGIC_BYTES)
         except (OSError, EOFError, zlib.error):
             return False        # the reading says what is wrong
         return trec_io.compression_of(head) is not None

@@ -119,17 +119,9 @@ from cgcore import _prefs
 from cumgain.evaluator import SCORE_PRECISIONS, TopicsWarning, _check_depth, _docno_ids
 from cumgain.exceptions import FormatError, InputError
 from cumgain.measures import Measure
-from cumgain.trec_io import (
-    _batches,
-    _Kind,
-    _line_start,
-    _nth_line,
-    _opened,
-    _parse_numbers,
-    _separator_in,
-    _separator_message,
-    load_run,
-)
+from cumgain._trec_lines import (_Kind, _line_start, _nth_line, _parse_numbers, _separator_in,
+                                 _separator_message)
+from cumgain.trec_io import _batches, _opened, load_run
 from cumgain.types import PathLike, PreferenceFormat, ScorePrecision, TopicPolicy
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import cumgain
-from cumgain import stream, trec_io
+from cumgain import _trec_bytes, stream, trec_io
 from cumgain.exceptions import FormatError, InputError
 
 MEASURES = ["map", "gm_map", "ndcg_cut_10", "P_5", "recip_rank", "num_rel", "num_ret",
@@ -412,7 +412,7 @@ def test_memory_does_not_grow_with_the_file(tmp_path, monkeypatch):
     must not grow with the file (allowance 25% for the per-topic results and allocator
     noise); loading the whole run (trec_io.read_run) grows linearly, as a control."""
     monkeypatch.setattr(trec_io, "_BATCH", 1 << 17)
-    monkeypatch.setattr(trec_io, "_READ", 1 << 15)
+    monkeypatch.setattr(_trec_bytes, "_READ", 1 << 15)
     monkeypatch.setattr(stream, "PARSE_BYTES", 1 << 15)
     qrels = {f"T{t}": {f"D{d}": 1 for d in range(0, 1000, 9)} for t in range(160)}
     small = write_big_run(tmp_path / "small.txt", 40)

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cumgain import trec_io
+from cumgain import _trec_bytes, _trec_lines, trec_io
 from cumgain.exceptions import FormatError, InputError
 from cumgain.trec_io import (
     DuplicatesDroppedWarning,
@@ -366,12 +366,12 @@ def trec_files(draw, kind: str):
 
 
 def read_with_small_blocks(reader, path, batch, chunk, **kw):
-    old = trec_io._BATCH, trec_io._READ
-    trec_io._BATCH, trec_io._READ = batch, chunk
+    old = trec_io._BATCH, _trec_bytes._READ
+    trec_io._BATCH, _trec_bytes._READ = batch, chunk
     try:
         return reader(path, **kw)
     finally:
-        trec_io._BATCH, trec_io._READ = old
+        trec_io._BATCH, _trec_bytes._READ = old
 
 
 @pytest.mark.parametrize("kind", ["qrels", "run"])
@@ -436,7 +436,7 @@ def test_a_line_past_the_limit_is_refused_wherever_the_reads_and_batches_cut(
             assert str(excinfo.value) == str(error)
             return
     check_error(excinfo, path, too_long[0] + 1, f"line longer than {limit:,} bytes")
-    assert excinfo.value.text == trec_io._shown(lines[too_long[0]][:limit])
+    assert excinfo.value.text == _trec_lines._shown(lines[too_long[0]][:limit])
 
 
 @pytest.mark.parametrize("prefix, words", [

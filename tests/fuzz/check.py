@@ -46,7 +46,7 @@ import warnings
 import numpy as np
 
 from cgcore import _qrels
-from cumgain import evaluator, trec_io
+from cumgain import _trec_bytes, evaluator
 from cumgain import native as native_reader
 from cumgain.evaluator import evaluate
 from cumgain.exceptions import InputError
@@ -133,12 +133,12 @@ def small_reads(tiny: bool):
     reader's reads of 4 KiB, instead of 1 MiB each. A fuzz input (at most 4 KiB with
     -max_len=4096) still fits one 4 KiB block, and a fresh MiB per read, which costs
     the sanitizer build far more than the parse, is saved."""
-    limits = native_reader.BLOCK, trec_io._READ
-    native_reader.BLOCK, trec_io._READ = (16 if tiny else 4096), 4096
+    limits = native_reader.BLOCK, _trec_bytes._READ
+    native_reader.BLOCK, _trec_bytes._READ = (16 if tiny else 4096), 4096
     try:
         yield
     finally:
-        native_reader.BLOCK, trec_io._READ = limits
+        native_reader.BLOCK, _trec_bytes._READ = limits
 
 
 def check_files(data: bytes) -> None:

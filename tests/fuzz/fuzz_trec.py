@@ -46,12 +46,14 @@ import sys
 import atheris
 
 # Python modules whose coverage guides the fuzzer: the package, the bridge to the
-# compiled reader (native), the reference reader (trec_io) and the evaluator that
-# chooses between them. The measures' arithmetic is left uninstrumented: atheris'
-# hooks there cost 3x the run time and add no path through the readers.
+# compiled reader (native), the reference reader (trec_io and the _trec_* modules behind
+# it) and the evaluator that chooses between them. The measures' arithmetic is left
+# uninstrumented: atheris' hooks there cost 3x the run time and add no path through the
+# readers.
 # FUZZ_INSTRUMENT=all instruments every cumgain module.
-INSTRUMENTED = {"cumgain", "cumgain.native", "cumgain.trec_io", "cumgain.evaluator",
-                "cumgain.exceptions"}
+INSTRUMENTED = {"cumgain", "cumgain.native", "cumgain.trec_io", "cumgain._trec_bytes",
+                "cumgain._trec_lines", "cumgain._trec_tables", "cumgain._trec_frontends",
+                "cumgain.evaluator", "cumgain.exceptions"}
 # The native targets, for volume, instrument only the bridge to the compiled reader.
 INSTRUMENTED_NATIVE = {"cumgain.native"}
 TARGET = sys.argv.pop(1) if len(sys.argv) > 1 and not sys.argv[1].startswith("-") \
