@@ -255,12 +255,19 @@ cdef inline bint _entry_has(const Entry* entry, const char* docno, Py_ssize_t n,
     return entry.hash == hash and entry.length == n and _equal_bytes(entry.docno, docno, n)
 
 
-cdef inline int64_t _unjoined_judgments(RunState* r) noexcept nogil:
-    """How many judgments the ranking of the current topic joins itself: its qrels
-    topic's, unless there is none or the table keeps an index (looked up instead)."""
-    if r.judgments_topic < 0 or r.qrels.slots != NULL:
+cdef inline int64_t _unjoined_judgments(RunState* r, Py_ssize_t n) noexcept nogil:
+    """How many judgments the ranking of the current topic, of ``n`` documents, joins
+    itself (see _join_judgments): its qrels topic's, unless there is none, or the table
+    keeps an index and the topic has more judgments than documents, which are then
+    looked up in the index instead (_rank_entries). A topic's judgments are hashed
+    into a table that stays in the cache, where a kept index, a table's whole, is too
+    big for it: measured, joining took 20% less time with 1,000 documents and 110
+    judgments a topic (10,000 topics), the same with 999 and 1,000 (2,000 topics)."""
+    cdef int64_t count
+    if r.judgments_topic < 0:
         return 0
-    return _judgment_count(r.qrels, r.judgments_topic)
+    count = _judgment_count(r.qrels, r.judgments_topic)
+    return count if r.qrels.slots == NULL or count <= n else 0
 
 
 cdef inline int _index_entries(RunState* r, Py_ssize_t n, bint check) noexcept nogil:
@@ -270,7 +277,7 @@ cdef inline int _index_entries(RunState* r, Py_ssize_t n, bint check) noexcept n
     probes on to an empty slot: fewer steps than at half full). With ``check``, stop
     with DUPLICATE at the line of a docno the topic already has. -1 on error."""
     cdef Py_ssize_t i, slot, mask
-    cdef int64_t n_items = n + _unjoined_judgments(r)
+    cdef int64_t n_items = n + _unjoined_judgments(r, n)
     cdef Entry* entry
     cdef Entry* other
     cdef uint64_t stamp
@@ -309,7 +316,7 @@ cdef inline int _join_judgments(RunState* r, Py_ssize_t n) noexcept nogil:
     judgment no entry has goes in as ``n`` + its position, so that a docno judged
     twice in the topic is found either way: QRELS_DUPLICATE (a table finished unchecked
     is checked here, the topics a run uses; a checked one has none). -1 on error."""
-    cdef int64_t count = _unjoined_judgments(r), position, earlier, other
+    cdef int64_t count = _unjoined_judgments(r, n), position, earlier, other
     cdef Lookup* table = &r.judgments
     cdef Py_ssize_t slot, mask = r.seen_slots - 1, length
     cdef uint64_t stamp = <uint64_t>r.stamp << 32, hash
@@ -402,7 +409,8 @@ cdef inline int _rank_entries(RunState* r, Py_ssize_t n) noexcept nogil:
     cdef int64_t row
     cdef bint judged
     cdef double level
-    if r.judgments.n_slots > 0:    # a kept index is too big for the cache: ask for
+    cdef bint look_up = r.judgments.n_slots > 0 and _unjoined_judgments(r, n) == 0
+    if look_up:                     # a kept index is too big for the cache: ask for
         for i in range(n):          # the slots now, the sort gives them time to arrive
             cg_prefetch(&r.judgments.slots[_first_slot(r.entries[i].hash, r.judgments.n_slots)])
     _sort_topic(r.ranked, r.entries, n, r.ties)
@@ -415,8 +423,8 @@ cdef inline int _rank_entries(RunState* r, Py_ssize_t n) noexcept nogil:
     at = r.out_levels.size
     for i in range(keep):
         entry = r.ranked[i].entry
-        row = entry.judgment if r.judgments.n_slots == 0 \
-            else _lookup_find(&r.judgments, entry.docno, entry.length, entry.hash)
+        row = _lookup_find(&r.judgments, entry.docno, entry.length, entry.hash) \
+            if look_up else entry.judgment
         level = _level_at(&r.qrels.relevance, row) if row >= 0 else 0.0
         judged = row >= 0 and level >= 0.0
         _set_level(&r.out_levels, at + i, level)       # negative: pooled, not judged
@@ -464,7 +472,7 @@ cdef inline int _rank_batch(RunState* r) noexcept nogil:
             _set_entry(r, i, r.docnos.data + r.doc_starts.data[first + i],
                        r.doc_starts.data[first + i + 1] - r.doc_starts.data[first + i],
                        r.scores.data[first + i])
-        if (_unjoined_judgments(r) > 0 and (_index_entries(r, n, False) != 0
+        if (_unjoined_judgments(r, n) > 0 and (_index_entries(r, n, False) != 0
                                             or _join_judgments(r, n) != 0)) \
                 or _rank_entries(r, n) != 0:
             return -1

@@ -1554,6 +1554,47 @@ def test_prepared_qrels_topic_sets_as_the_reference_reader(judged, runs, which):
             assert_same(evaluate(prepared, run, MEASURES, topics=which), reference)
 
 
+@pytest.mark.parametrize("ties", ["docno_desc", "input_order", "random"])
+@pytest.mark.parametrize("depth", [None, 3])
+def test_prepared_qrels_join_or_look_up_by_topic(ties, depth, tmp_path):
+    """A prepared table keeps an index; each run topic either joins its judgments
+    itself (no more judgments than documents) or looks its documents up in the index
+    (more judgments): both give what the reference reader gives, in one ranking."""
+    import cumgain
+    qrels = {"many": {f"d{i}": (i % 4) - 1 for i in range(50)},          # 50 judged, 10 ranked
+             "few": {"d1": 2, "d7": 1, "x": -1, "d3": 0, "zz": 3},        # 5 judged, 30 ranked
+             "same": {f"d{i}": i % 3 for i in range(12)},                 # 12 judged, 12 ranked
+             "none": {"q": 1}}
+    run = {"many": {f"d{i}": float(i % 3) for i in range(0, 20, 2)},
+           "few": {f"d{i}": float(i % 5) for i in range(30)},
+           "same": {f"d{i}": float(i % 4) for i in range(12)},
+           "unjudged": {"d1": 1.0}}
+    prepared = cumgain.prepare_qrels(qrels)
+    assert prepared.native is not None
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    qrels_path.write_text("".join(f"{t} 0 {d} {v}\n" for t, docs in qrels.items()
+                                  for d, v in docs.items()))
+    run_path.write_text("".join(f"{t} Q0 {d} {i + 1} {v} r\n" for t, docs in run.items()
+                                for i, (d, v) in enumerate(docs.items())))
+    prepared_file = cumgain.prepare_qrels(qrels_path)
+    options = dict(ties=ties, depth=depth, seed=5, topics="qrels")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TopicsWarning)
+        reference = evaluate(load_qrels(qrels), load_run(run), MEASURES, **options)
+        for judgments in (prepared, prepared_file):
+            assert_same(evaluate(judgments, run, MEASURES, **options), reference)
+            assert_same(evaluate(judgments, run_path, MEASURES, **options),
+                        evaluate(load_qrels(qrels), load_run(run_path), MEASURES, **options))
+        pd = pytest.importorskip("pandas")
+        frame = pd.DataFrame([(t, d, v) for t, docs in run.items() for d, v in docs.items()],
+                             columns=["query_id", "doc_id", "score"])
+        table = cumgain.prepare_qrels(pd.DataFrame(
+            [(t, d, v) for t, docs in qrels.items() for d, v in docs.items()],
+            columns=["query_id", "doc_id", "relevance"]))
+        assert isinstance(table, native.PreparedQrelsTable)
+        assert_same(evaluate(table, frame, MEASURES, **options), reference)
+
+
 @pytest.mark.parametrize("levels", [[-2, -1, 0, 1, 2, 3], [0, 1, 2, 3, 5, 9]])
 def test_gains_of_native_levels_as_the_reference_reader(levels):
     """Mapped gains looked up per byte for the native table's int8 levels (every level
