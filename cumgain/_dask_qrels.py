@@ -194,8 +194,10 @@ def _read_parquet_here(path: PathLike) -> Any:
         pq = require("pyarrow.parquet", extra="dask", for_what="cumgain.dask")
         files = _parquet_files(text) if os.path.isdir(text) else [text]
         if files:
-            try:
-                return pq.read_table(files)
+            try:        # query ids decoded straight into a dictionary (they repeat):
+                names = pq.read_schema(files[0]).names    # 2-3x faster, no encoding after
+                return pq.read_table(files, read_dictionary=[
+                    name for name in columns.NAMES["query_id"] if name in names])
             except (OSError, ValueError) as error:     # ArrowInvalid is a ValueError
                 raise InputError(f"{text}: {error}") from None
     return dd.read_parquet(text).compute(scheduler="sync")

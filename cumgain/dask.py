@@ -470,6 +470,8 @@ class DaskEvaluation:
     judged: stream.JudgedTopics
     judged_task: Any              # the qrels as one dask task, shared by all partitions
     progress: ProgressOption = False      # compute()'s default
+    partition_tasks: tuple = ()   # a topic-partitioned dataset's file tasks (Delayed), which
+                                  # compute() runs as they are (partition_results wraps them)
 
     @property
     def measures(self) -> tuple[Measure, ...]:
@@ -500,8 +502,13 @@ class DaskEvaluation:
         (computed from them in topic order with the evaluator's rule).
         """
         progress = self.progress if progress is None else check_progress(progress)
-        (results,) = _compute((self.partition_results,), progress, "cumgain.dask: evaluate",
-                              compute_options)
+        if self.partition_tasks:    # a task per file and nothing else: fewer round trips
+            parts = _compute(self.partition_tasks, progress, "cumgain.dask: evaluate",
+                             compute_options)
+            results = pd.concat(parts)
+        else:
+            (results,) = _compute((self.partition_results,), progress,
+                                  "cumgain.dask: evaluate", compute_options)
         _check_one_partition_per_topic(results.index)
         _warn_dropped(results, stacklevel=2)
         evaluated = results[results[EVALUATED]]
@@ -553,17 +560,21 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[Union[str, Meas
         # and ranked from its buffers (no Dask Parquet reader, no pandas frames)
         judged_task = dask.delayed(judged, pure=False, traverse=False)
         prepared = _prepared_task(judged, duplicates)
-        results = dd.from_delayed([dask.delayed(_evaluate_file, pure=True)(path, prepared, setup)
-                                   for path in files], meta=meta, verify_meta=False)
+        setup_task = dask.delayed(setup, pure=False, traverse=False)   # one task, not a
+        tasks = tuple(dask.delayed(_evaluate_file, pure=True)(path, prepared, setup_task)
+                      for path in files)                 # dataclass rebuilt for each file
+        results = dd.from_delayed(list(tasks), meta=meta, verify_meta=False)
         shuffled = False
     else:
         frame, shuffled, judged, judged_task = _inputs(qrels, run, partitioned_by_topic, ties,
                                                        duplicates, judged)
+        tasks = ()
         results = frame.map_partitions(_evaluate_partition, _prepared_task(judged, duplicates),
                                        setup, meta=meta,
                                        enforce_metadata=False, align_dataframes=False)
     return DaskEvaluation(setup=setup, shuffled=shuffled, partition_results=results,
-                          judged=judged, judged_task=judged_task, progress=progress)
+                          judged=judged, judged_task=judged_task, progress=progress,
+                          partition_tasks=tasks)
 
 
 _Callback = require("dask.callbacks", extra="dask", for_what="cumgain.dask").Callback

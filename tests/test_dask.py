@@ -473,6 +473,17 @@ def test_cumgains_topic_partitioned_dataset_is_read_file_by_file_into_arrow(
                                  warn=False)
     result.run_tag = reference.run_tag
     assert_identical(result, reference)
+    # compute() runs a task per file and nothing else: the judgments and the setup are
+    # one task each, shared (a setup passed as it is was rebuilt by a task per file)
+    graph = {}
+    for task in lazy.partition_tasks:
+        graph.update(dict(task.__dask_graph__()))
+    assert len(lazy.partition_tasks) == len(files) and len(graph) == len(files) + 2
+    shown = lazy.compute(scheduler="sync", progress=True)
+    shown.run_tag = reference.run_tag
+    assert_identical(shown, reference)
+    per_topic = lazy.per_topic.compute(scheduler="sync").sort_index()
+    assert list(per_topic.index) == sorted(reference.topics)
 
 
 def test_qrels_parquet_read_by_pyarrow_on_the_client(run_file, tmp_path, monkeypatch):
