@@ -421,6 +421,17 @@ def _evaluate_file(path: str, judged: PreparedQrelsTable,
     return _evaluate_columns(columns.Renamed(table, (), source=path), judged, setup)
 
 
+def _file_tasks(files: Iterable[str], judgments: Any, setup: stream.EvaluationSetup
+                ) -> tuple:
+    """A task per file of a topic-partitioned dataset (:func:`_evaluate_file`), all
+    taking ``judgments`` (the prepared table as a task, or scattered: a Future) and
+    the setup as one task (passed as it is, Dask rebuilds a dataclass in a task of its
+    own for each file)."""
+    setup_task = dask.delayed(setup, pure=False, traverse=False)
+    return tuple(dask.delayed(_evaluate_file, pure=True)(path, judgments, setup_task)
+                 for path in files)
+
+
 def _check_one_partition_per_topic(topics: pd.Index) -> None:
     repeated = topics[topics.duplicated()]
     if len(repeated):
@@ -470,8 +481,10 @@ class DaskEvaluation:
     judged: stream.JudgedTopics
     judged_task: Any              # the qrels as one dask task, shared by all partitions
     progress: ProgressOption = False      # compute()'s default
-    partition_tasks: tuple = ()   # a topic-partitioned dataset's file tasks (Delayed), which
-                                  # compute() runs as they are (partition_results wraps them)
+    partition_files: tuple = ()   # a topic-partitioned dataset's files, a task each (see
+                                  # _file_tasks), which compute() runs as they are
+    partition_tasks: tuple = ()   # those tasks, the judgments in the graph (partition_results
+                                  # wraps them); on a cluster compute() scatters them instead
 
     @property
     def measures(self) -> tuple[Measure, ...]:
@@ -503,8 +516,11 @@ class DaskEvaluation:
         """
         progress = self.progress if progress is None else check_progress(progress)
         if self.partition_tasks:    # a task per file and nothing else: fewer round trips
-            parts = _compute(self.partition_tasks, progress, "cumgain.dask: evaluate",
-                             compute_options)
+            client = _distributed_client(self.partition_tasks, compute_options)
+            tasks = self.partition_tasks if client is None else _file_tasks(
+                self.partition_files, client.scatter(self.judged.prepared, hash=False),
+                self.setup)   # sent to a worker at once, not through the scheduler
+            parts = _compute(tasks, progress, "cumgain.dask: evaluate", compute_options)
             results = pd.concat(parts)
         else:
             (results,) = _compute((self.partition_results,), progress,
@@ -559,10 +575,7 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[Union[str, Meas
         # cumgain's own topic-partitioned dataset: a task per file, read into Arrow
         # and ranked from its buffers (no Dask Parquet reader, no pandas frames)
         judged_task = dask.delayed(judged, pure=False, traverse=False)
-        prepared = _prepared_task(judged, duplicates)
-        setup_task = dask.delayed(setup, pure=False, traverse=False)   # one task, not a
-        tasks = tuple(dask.delayed(_evaluate_file, pure=True)(path, prepared, setup_task)
-                      for path in files)                 # dataclass rebuilt for each file
+        tasks = _file_tasks(files, _prepared_task(judged, duplicates), setup)
         results = dd.from_delayed(list(tasks), meta=meta, verify_meta=False)
         shuffled = False
     else:
@@ -574,7 +587,7 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[Union[str, Meas
                                        enforce_metadata=False, align_dataframes=False)
     return DaskEvaluation(setup=setup, shuffled=shuffled, partition_results=results,
                           judged=judged, judged_task=judged_task, progress=progress,
-                          partition_tasks=tasks)
+                          partition_files=tuple(files) if tasks else (), partition_tasks=tasks)
 
 
 _Callback = require("dask.callbacks", extra="dask", for_what="cumgain.dask").Callback

@@ -894,6 +894,30 @@ def test_local_cluster_two_million_rows(cluster_client, tmp_path):
     assert_identical(result, reference)
 
 
+@pytest.mark.slow
+def test_local_cluster_topic_partitioned_dataset(cluster_client, run_file, tmp_path,
+                                                 monkeypatch):
+    """A dataset cumgain wrote partitioned by topic, on 2 worker processes: the prepared
+    judgments are scattered to a worker (not sent through the scheduler in the graph),
+    a task per file; the numbers are the TREC file's, with and without a progress bar."""
+    pytest.importorskip("pyarrow")
+    cgd.write_parquet(load_run(run_file), tmp_path / "run.parquet", partition_by_topic=True,
+                      rows_per_file=300)
+    lazy = cgd.evaluate(QRELS, tmp_path / "run.parquet", TREC_MEASURES, warn=False)
+    assert len(lazy.partition_files) > 3
+    reference = cumgain.evaluate(QRELS, str(run_file), TREC_MEASURES, warn=False)
+    scattered = []
+    scatter = cluster_client.scatter
+    monkeypatch.setattr(cluster_client, "scatter",
+                        lambda data, **options: scattered.append(data) or scatter(data,
+                                                                                  **options))
+    for progress in (False, True):
+        result = lazy.compute(progress=progress)
+        result.run_tag = reference.run_tag
+        assert_identical(result, reference)
+    assert scattered == [lazy.judged.prepared] * 2
+
+
 # ---------------------------------------------------------------- the columnar path
 
 @pytest.mark.parametrize("ties", ["docno_desc", "input_order", "random"])
