@@ -483,12 +483,18 @@ class DaskEvaluation:
     progress: ProgressOption = False      # compute()'s default
     partition_files: tuple = ()   # a topic-partitioned dataset's files, a task each (see
                                   # _file_tasks), which compute() runs as they are
-    partition_tasks: tuple = ()   # those tasks, the judgments in the graph (partition_results
-                                  # wraps them); on a cluster compute() scatters them instead
 
     @property
     def measures(self) -> tuple[Measure, ...]:
         return self.setup.measures
+
+    @property
+    def partition_tasks(self) -> tuple:
+        """A task per file of :attr:`partition_files`, the judgments a task in the graph
+        (what :attr:`partition_results` wraps); on a cluster :meth:`compute` scatters
+        the judgments instead."""
+        return _file_tasks(self.partition_files, _prepared_task(self.judged, "error"),
+                           self.setup)
 
     @property
     def per_topic(self) -> dd.DataFrame:
@@ -515,8 +521,8 @@ class DaskEvaluation:
         (computed from them in topic order with the evaluator's rule).
         """
         progress = self.progress if progress is None else check_progress(progress)
-        if self.partition_tasks:    # a task per file and nothing else: fewer round trips
-            client = _distributed_client(self.partition_tasks, compute_options)
+        if self.partition_files:    # a task per file and nothing else: fewer round trips
+            client = _distributed_client((self.partition_results,), compute_options)
             tasks = self.partition_tasks if client is None else _file_tasks(
                 self.partition_files, client.scatter(self.judged.prepared, hash=False),
                 self.setup)   # sent to a worker at once, not through the scheduler
@@ -575,19 +581,19 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[Union[str, Meas
         # cumgain's own topic-partitioned dataset: a task per file, read into Arrow
         # and ranked from its buffers (no Dask Parquet reader, no pandas frames)
         judged_task = dask.delayed(judged, pure=False, traverse=False)
-        tasks = _file_tasks(files, _prepared_task(judged, duplicates), setup)
-        results = dd.from_delayed(list(tasks), meta=meta, verify_meta=False)
+        results = dd.from_delayed(list(_file_tasks(files, _prepared_task(judged, duplicates),
+                                                   setup)), meta=meta, verify_meta=False)
         shuffled = False
     else:
         frame, shuffled, judged, judged_task = _inputs(qrels, run, partitioned_by_topic, ties,
                                                        duplicates, judged)
-        tasks = ()
+        files = ()
         results = frame.map_partitions(_evaluate_partition, _prepared_task(judged, duplicates),
                                        setup, meta=meta,
                                        enforce_metadata=False, align_dataframes=False)
     return DaskEvaluation(setup=setup, shuffled=shuffled, partition_results=results,
                           judged=judged, judged_task=judged_task, progress=progress,
-                          partition_files=tuple(files) if tasks else (), partition_tasks=tasks)
+                          partition_files=tuple(files))
 
 
 _Callback = require("dask.callbacks", extra="dask", for_what="cumgain.dask").Callback

@@ -541,21 +541,19 @@ def _ranking(qrels: Any, run: Any, *, ties: TieRule, score_precision: ScorePreci
     if same:        # the usual case: the same topics judged and ranked, in the same order
         order = _byte_order(run_topics_all)
         chosen, run_only, missing = _pick(run_topics_all, order), (), ()
-    elif native is not None:
-        # the judgments keep their topic index and sorted topics: a table prepared once
-        # for many runs (a Dask run's partitions) costs each only one pass over them
-        judged, run_topics = native.judgments.topic_index, set(run_topics_all)
-        run_only = tuple(sorted(t for t in run_topics if t not in judged))
-        missing = tuple(itertools.filterfalse(run_topics.__contains__,
-                                              native.judgments.sorted_topics))
-        chosen = native.judgments.sorted_topics if topics == "qrels" \
-            else sorted(t for t in run_topics if t in judged)
     else:
-        qrels_topics = set(qrels.topics) - set(empty)
+        # native judgments keep their topic index and sorted topics: a table prepared
+        # once for many runs (a Dask run's partitions) costs each one pass over them
+        if native is not None:
+            judged, judged_sorted = native.judgments.topic_index, native.judgments.sorted_topics
+        else:
+            judged = set(qrels.topics) - set(empty)
+            judged_sorted = tuple(sorted(judged))
         run_topics = set(run_topics_all)
-        run_only = tuple(sorted(run_topics - qrels_topics))
-        missing = tuple(sorted(qrels_topics - run_topics))
-        chosen = sorted(qrels_topics) if topics == "qrels" else sorted(qrels_topics & run_topics)
+        run_only = tuple(sorted(t for t in run_topics if t not in judged))
+        missing = tuple(itertools.filterfalse(run_topics.__contains__, judged_sorted))
+        chosen = judged_sorted if topics == "qrels" \
+            else sorted(t for t in run_topics if t in judged)
     if topics == "strict" and (run_only or missing):
         raise InputError(
             f"topics differ: {len(run_only)} in the run only {list(run_only[:5])}, "
