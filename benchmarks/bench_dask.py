@@ -23,8 +23,10 @@ values and means equal). Times are wall clock for the whole job (reading the fil
 included, starting the cluster excluded), the fastest of ``--repeats`` runs in the same
 processes (the machine this was written on is shared, so single runs are noisy); peak RSS
 is over all of them. "per worker" is rows/s divided by the workers; "of evaluate" is
-that against ``cumgain.evaluate`` on the TREC files in one process (its default threads;
-``evaluate(threads=1)`` is printed too, what one core does).
+that against ``cumgain.evaluate`` in one process (its default threads;
+``evaluate(threads=1)`` is printed too, what one core does) on the same rows, two ways:
+the TREC file (native reader), and the by-topic dataset's Parquet files (read by pyarrow
+in that process, as a table: the files cumgain.dask reads).
 
 Run: ``python benchmarks/bench_dask.py [--topics 2000] [--docs 1000] [--workers 1,2]
 [--repeats 3] [--qrels parquet,trec]``
@@ -135,6 +137,12 @@ for _ in range(repeats):
     if mode.startswith("evaluate"):
         threads = int(mode.split(":")[1]) if ":" in mode else None
         result = cumgain.evaluate(qrels, run, measures, threads=threads)
+    elif mode.startswith("parquet"):      # the dataset's files, read here by pyarrow
+        import pyarrow.parquet as pq
+        threads = int(mode.split(":")[1]) if ":" in mode else None
+        table = pq.read_table(run, columns=["query_id", "doc_id", "score"],
+                              read_dictionary=["query_id"], use_threads=threads is None)
+        result = cumgain.evaluate(qrels, table, measures, threads=threads)
     else:
         result = evaluate_stream(qrels, run, measures, topics_per_chunk=int(mode.split(":")[1]))
     times.append(time.perf_counter() - started)
@@ -202,14 +210,17 @@ def main(argv=None) -> None:
               f"in {time.perf_counter() - started:.1f} s; measures: {', '.join(MEASURES)}\n")
         measures = json.dumps(MEASURES)
         local = []
-        for mode in ("evaluate", "evaluate:1") + (("stream:100", "stream:1000") if args.stream
-                                                  else ()):
-            local.append((mode, run_job(LOCAL_JOB, inputs["qrels"], inputs["run"], mode,
-                                        measures, args.repeats)))
+        for mode in ("evaluate", "evaluate:1", "parquet", "parquet:1") + (
+                ("stream:100", "stream:1000") if args.stream else ()):
+            run = inputs["by-topic" if mode.startswith("parquet") else "run"]
+            local.append((mode, run_job(LOCAL_JOB, inputs["qrels"], run, mode, measures,
+                                        args.repeats)))
         evaluate_rate = rows / local[0][1]["seconds"]
+        parquet_rate = rows / local[2][1]["seconds"]
         print("| job | qrels | malloc trim | workers | wall time | rows / s | per worker | "
-              "of evaluate | peak RSS per worker | client peak | same numbers |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
+              "of evaluate (TREC file) | of evaluate (same Parquet) | peak RSS per worker | "
+              "client peak | same numbers |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         jobs = itertools.product(args.layouts.split(","), args.qrels.split(","),
                                  args.malloc_trim.split(","),
                                  [int(w) for w in args.workers.split(",")])
@@ -222,14 +233,18 @@ def main(argv=None) -> None:
             print(f"| cumgain.dask, Parquet {layout}{' (shuffled)' if out['shuffled'] else ''} "
                   f"| {qrels} | {trim} | {workers} | {out['seconds']:.2f} s | {rate:,.0f} | "
                   f"{rate / workers:,.0f} | {rate / workers / evaluate_rate:.0%} | "
+                  f"{rate / workers / parquet_rate:.0%} | "
                   f"{per_worker} MB | {out['client_mb']:,.0f} MB | {out['same']} |")
         reference = local[0][1]["means"]
         for mode, out in local:
-            label = "cumgain.evaluate, TREC file (native reader)" if mode == "evaluate" else \
-                "cumgain.evaluate(threads=1), TREC file" if mode == "evaluate:1" else \
-                f"cumgain.stream.evaluate_stream, topics_per_chunk={mode.split(':')[1]}"
+            label = {"evaluate": "cumgain.evaluate, TREC file (native reader)",
+                     "evaluate:1": "cumgain.evaluate(threads=1), TREC file",
+                     "parquet": "cumgain.evaluate, the by-topic Parquet files (pyarrow)",
+                     "parquet:1": "cumgain.evaluate(threads=1), the by-topic Parquet files"
+                     }.get(mode, f"cumgain.stream.evaluate_stream, topics_per_chunk="
+                                 f"{mode.split(':')[-1]}")
             print(f"| {label} | trec | | 1 process | {out['seconds']:.2f} s | "
-                  f"{rows / out['seconds']:,.0f} | | | {out['peak_mb']:,.0f} MB | | "
+                  f"{rows / out['seconds']:,.0f} | | | | {out['peak_mb']:,.0f} MB | | "
                   f"{out['means'] == reference} |")
 
 if __name__ == "__main__":

@@ -528,7 +528,7 @@ cdef class QrelsTable:
                 _qrels_add_columns(&self.state, &topics.column, &docnos.column, &levels[0], n)
         return _settled(&self.state.status, &self.state.failed_bytes)
 
-    def finish(self, int threads=1, bint check=True):
+    def finish(self, int threads=1, bint check=True, bint unique=False):
         """Group the judgments by topic and check for duplicates, the topics split
         between up to ``threads`` threads by judgments; returns the status.
 
@@ -537,10 +537,14 @@ cdef class QrelsTable:
         (stopping with STATUS_QRELS_DUPLICATE), and
         RunRanker.check_unused_judgments for the topics none met; so that a topic's
         judgments are hashed once, not twice. Not for an indexed table (its index is
-        the check)."""
+        the check). ``unique=True``: the judgments are known to hold no duplicate (a
+        table checked where it was read, rebuilt in another process): finished as
+        checked, without checking."""
         cdef int64_t found = -1
         if not check and self.indexed:
             raise ValueError("an indexed table is checked as it is indexed")
+        if unique:
+            check = False
         if self.state.status == OK and not self.finished:
             with nogil:
                 cg_take_failed_bytes()
@@ -551,7 +555,7 @@ cdef class QrelsTable:
             with nogil:
                 _qrels_checked(&self.state, found, self.indexed)
                 _settled(&self.state.status, &self.state.failed_bytes)
-            self.state.unchecked = self.state.status == OK and not check
+            self.state.unchecked = self.state.status == OK and not check and not unique
         self.finished = True
         return self.state.status
 

@@ -20,7 +20,7 @@ import numpy as np
 from cumgain import columns, manifest, stream
 from cumgain._optional import require
 from cumgain.exceptions import InputError
-from cumgain.native import PreparedQrelsTable, native_qrels, prepare_qrels
+from cumgain.native import PreparedQrelsTable, native_qrels, prepare_qrels_once
 from cumgain.trec_io import load_qrels
 from cumgain.types import DuplicatePolicy, PathLike
 
@@ -95,10 +95,11 @@ def _text(column: Any) -> np.ndarray:
 class _Judgments(stream.JudgedTopics):
     """The qrels, read once on the client. ``prepared``: their Arrow table prepared by
     the native reader (:class:`cumgain.native.PreparedQrelsTable`), what the partitions
-    are evaluated against: it travels as the table's buffers (``query_id``
-    dictionary-encoded: ~4 bytes per judgment plus the doc id and an 8-byte level), and
-    each process that receives it prepares it once; None where the native reader does
-    not take the table (then the dict path). ``by_topic``: a :class:`_TopicJudgments`
+    are evaluated against (:func:`cumgain.native.prepare_qrels_once`: no index, as each
+    topic is ranked once): it travels as the table's buffers (``query_id``
+    dictionary-encoded: ~4 bytes per judgment plus the doc id and a level of 1 or 8
+    bytes), and each process that receives it prepares it once, without checking it
+    again; None where the native reader does not take the table (then the dict path). ``by_topic``: a :class:`_TopicJudgments`
     over the same table (plain dicts in the fallback)."""
 
     prepared: Any = None
@@ -122,12 +123,12 @@ def _judged(qrels: Any, duplicates: DuplicatePolicy) -> _Judgments:
     if duplicates == "error" and columns.is_columnar(qrels):
         table = _columns_table(qrels)
         try:
-            prepared = prepare_qrels(table) if table is not None else None
+            prepared = _prepared(table) if table is not None else None
         except InputError:      # the reference reader words it, naming the caller's table
             prepared = None
-        if isinstance(prepared, PreparedQrelsTable):
-            return _Judgments(by_topic=_TopicJudgments(table, prepared.topics), empty=(),
-                             prepared=prepared)
+        if prepared is not None:
+            return _Judgments(by_topic=_TopicJudgments(prepared.table, prepared.topics),
+                             empty=(), prepared=prepared)
     if duplicates == "error" and isinstance(qrels, (str, os.PathLike)):
         judged = _native_file_judgments(qrels)
         if judged is not None:
@@ -142,16 +143,32 @@ def _judged(qrels: Any, duplicates: DuplicatePolicy) -> _Judgments:
     except (pa.ArrowException, UnicodeError):   # ids Arrow cannot hold: dicts, as before
         return _Judgments(by_topic={topic: docs for topic, docs in loaded.to_dict().items()
                                    if docs}, empty=empty)
-    prepared = prepare_qrels(table) if len(table) else None
-    return _Judgments(by_topic=_TopicJudgments(table, (topic for topic, n in
-                                                      zip(loaded.topics, counts) if n)),
-                     empty=empty,
-                     prepared=prepared if isinstance(prepared, PreparedQrelsTable) else None)
+    prepared = _prepared(table) if len(table) else None
+    return _Judgments(by_topic=_TopicJudgments(table if prepared is None else prepared.table,
+                                               (topic for topic, n in
+                                                zip(loaded.topics, counts) if n)),
+                     empty=empty, prepared=prepared)
+
+
+def _prepared(table: Any) -> Optional[PreparedQrelsTable]:
+    """A ``query_id, doc_id, relevance`` Arrow table prepared natively
+    (:func:`cumgain.native.prepare_qrels_once`), its levels made int8 where the native
+    table holds them so (every level a whole number in [-128, 127], none -0.0: 7 bytes
+    less a judgment to ship, the same levels); None where the native reader does not
+    take it."""
+    pa = require("pyarrow", extra="dask", for_what="cumgain.dask")
+    prepared = prepare_qrels_once(table)
+    if not isinstance(prepared, PreparedQrelsTable) or prepared.native.levels.dtype != np.int8 \
+            or pa.types.is_int8(table.column(2).type):
+        return prepared
+    narrow = table.set_column(2, "relevance", table.column(2).cast(pa.int8()))
+    return PreparedQrelsTable(narrow, (), native=prepared.native)
 
 
 def _judgments_table(topics: Any, counts: np.ndarray, doc_ids: Any, levels: np.ndarray) -> Any:
     """Judgments grouped by topic (``counts[i]`` rows of ``topics[i]``) as the Arrow table
-    that travels: ``query_id`` dictionary-encoded, ``doc_id``, ``relevance``."""
+    that travels: ``query_id`` dictionary-encoded, ``doc_id``, ``relevance`` (float64,
+    or int8 where every level is a whole number that fits: 7 bytes less a judgment)."""
     pa = require("pyarrow", extra="dask", for_what="cumgain.dask")
     return pa.table({
         "query_id": pa.DictionaryArray.from_arrays(
@@ -166,8 +183,8 @@ def _native_file_judgments(path: PathLike) -> Optional[_Judgments]:
     per judgment); None where the native reader does not take the file (the reference
     reader then reads it and words any error)."""
     pa = require("pyarrow", extra="dask", for_what="cumgain.dask")
-    judgments = native_qrels(path, indexed=True, threads=None)
-    if judgments is None:
+    judgments = native_qrels(path, threads=None)     # checked, not indexed (see
+    if judgments is None:                               # prepare_qrels_once)
         return None
     topics = judgments.topics
     doc_offsets, doc_bytes = judgments.table.docno_buffers()
@@ -177,9 +194,10 @@ def _native_file_judgments(path: PathLike) -> Optional[_Judgments]:
             len(judgments.levels),
             pa.py_buffer(doc_offsets.astype(np.int32) if small else doc_offsets),
             pa.py_buffer(doc_bytes))
-        doc_ids.validate(full=True)
+        doc_ids.validate()    # (not its UTF-8 again, 6 ms a million: the native reader
+                              # took UTF-8 lines only; a reader checks the offsets again)
         table = _judgments_table(topics, np.diff(judgments.offsets), doc_ids,
-                                 judgments.levels.astype(np.float64))
+                                 judgments.levels)      # (int8 where the table holds int8)
     except (pa.ArrowException, UnicodeError):
         return None
     prepared = PreparedQrelsTable(table, (), native=judgments)

@@ -38,7 +38,7 @@ import numpy as np
 from cgcore import _columns, _qrels, _trec
 from cumgain import columns, trec_io
 from cumgain._trec_bytes import _MAGIC_BYTES
-from cumgain.exceptions import OutOfMemoryError
+from cumgain.exceptions import InputError, OutOfMemoryError
 from cumgain.limits import MAX_THREADS, whole_number
 from cumgain.types import DuplicatePolicy, PathLike, ScorePrecision, TieRule
 
@@ -609,8 +609,9 @@ def native_qrels(qrels: Any, indexed: bool = False, threads: Optional[int] = 1,
     return NativeQrels(table, offsets, levels)
 
 
-def _columns_qrels(qrels: Any, indexed: bool) -> Optional[NativeQrels]:
-    """A table's judgments (see cumgain.columns) in C, or None."""
+def _columns_qrels(qrels: Any, indexed: bool, unique: bool = False) -> Optional[NativeQrels]:
+    """A table's judgments (see cumgain.columns) in C, or None. ``unique``: known to
+    hold no duplicate (checked where they were read), so not checked again."""
     table_columns = columns.arrow_columns(qrels, "relevance")
     if table_columns is None or len(table_columns) == 0:
         return None
@@ -619,7 +620,7 @@ def _columns_qrels(qrels: Any, indexed: bool) -> Optional[NativeQrels]:
         table = _qrels.QrelsTable(indexed)
         if not (_fine(table, table.add_columns(table_columns.query_ids, table_columns.doc_ids,
                                                table_columns.values), where)
-                and _fine(table, table.finish(), where)):
+                and _fine(table, table.finish(unique=unique), where)):
             return None
         offsets, levels = table.grouped()
     offsets.flags.writeable = levels.flags.writeable = False
@@ -725,7 +726,10 @@ class PreparedQrelsTable(columns.Renamed):
     for evaluating several runs against them, and shipped to Dask workers as the table
     (each worker prepares it once when it unpickles it). Where an evaluation needs the
     reference reader, it reads the table itself, as a table. ``topics`` in order of
-    first appearance; ``relevance`` every judgment's level, grouped by topic."""
+    first appearance; ``relevance`` every judgment's level, grouped by topic.
+
+    ``native``: the judgments read and checked; :func:`prepare_qrels` keeps every
+    topic's index, :func:`prepare_qrels_once` none (see there)."""
 
     native: Any = None
 
@@ -734,8 +738,10 @@ class PreparedQrelsTable(columns.Renamed):
                 f"{len(self.native.topics)} topics, {len(self.native.levels)} judgments)")
 
     def __reduce__(self) -> tuple[Callable[..., Any], tuple[Any]]:
-        return prepare_qrels, (columns.Renamed(self.table, self.names) if self.names
-                               else self.table,)    # another process prepares it again
+        table = columns.Renamed(self.table, self.names) if self.names else self.table
+        if self.native.table.indexed:
+            return prepare_qrels, (table,)      # another process prepares it again
+        return _rebuilt_once, (table,)          # (checked here: not again there)
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -746,6 +752,34 @@ class PreparedQrelsTable(columns.Renamed):
         levels = self.native.levels.astype(np.float64, copy=False)
         levels.flags.writeable = False
         return levels
+
+
+def prepare_qrels_once(qrels: Any) -> Optional[PreparedQrelsTable]:
+    """A table's judgments (see :mod:`cumgain.columns`) prepared for rankings that meet
+    each topic at most once between them, as the partitions of one :mod:`cumgain.dask`
+    evaluation do: read and checked, without :func:`prepare_qrels`' index of every
+    topic (a ranking hashes the judgments of the topics it joins, each once; an index
+    would hash them all, up front, in every process). Pickled, the table is rebuilt
+    on the other side without its duplicate check. None where the native reader does
+    not take the table."""
+    judgments = _columns_qrels(qrels, indexed=False)
+    return None if judgments is None else _table_of(qrels, judgments)
+
+
+def _rebuilt_once(qrels: Any) -> PreparedQrelsTable:
+    """A table from :func:`prepare_qrels_once` unpickled: read again, not checked again
+    (its process of origin checked it)."""
+    judgments = _columns_qrels(qrels, indexed=False, unique=True)
+    if judgments is None:
+        raise InputError(f"{columns.source_name(qrels)}: the prepared qrels could not be "
+                         "read again")
+    return _table_of(qrels, judgments)
+
+
+def _table_of(qrels: Any, judgments: NativeQrels) -> PreparedQrelsTable:
+    table, names = (qrels.table, qrels.names) if isinstance(qrels, columns.Renamed) \
+        else (qrels, ())
+    return PreparedQrelsTable(table, names, native=judgments)
 
 
 PreparedJudgments = Union[PreparedQrels, PreparedQrelsFile, PreparedQrelsTable, "Qrels"]
@@ -789,9 +823,7 @@ def prepare_qrels(qrels: Any, *, duplicates: DuplicatePolicy = "error",
     if duplicates == "error" and columns.is_columnar(qrels):
         judgments = native_qrels(qrels, indexed=True)
         if judgments is not None:
-            table, names = (qrels.table, qrels.names) if isinstance(qrels, columns.Renamed) \
-                else (qrels, ())
-            return PreparedQrelsTable(table, names, native=judgments)
+            return _table_of(qrels, judgments)
     if duplicates == "error" and _is_file(qrels):
         judgments = native_qrels(qrels, threads=threads)
         if judgments is not None:

@@ -402,3 +402,45 @@ def test_prepared_table_qrels_serve_many_runs(tmp_path):
         again = pickle.loads(pickle.dumps(prepared))
         assert isinstance(again, native.PreparedQrelsTable)
         assert _values(_evaluate(again, run_path)) == _values(expected)
+
+
+def test_judgments_prepared_once_are_not_indexed_and_not_checked_again(tmp_path, monkeypatch):
+    """prepare_qrels_once (cumgain.dask's judgments): read and checked without the index
+    of every topic, the same numbers for every run; pickled, rebuilt in the other process
+    without the duplicate check (finish(unique=True)), and still without the index."""
+    import pickle
+    qrels_rows, run_rows = _generated(10)
+    qrels_path, run_path = _write(tmp_path, qrels_rows, run_rows)
+    qrels_frame, run_frame = _frames(qrels_rows, run_rows)
+    expected = _values(_evaluate(qrels_path, run_path))
+    once = native.prepare_qrels_once(pa.Table.from_pandas(qrels_frame))
+    assert isinstance(once, native.PreparedQrelsTable) and not once.native.table.indexed
+    assert native.prepare_qrels(pa.Table.from_pandas(qrels_frame)).native.table.indexed
+    for run in (run_path, run_frame, run_path):
+        assert _values(_evaluate(once, run)) == expected
+    rebuilt = []
+    read = native._columns_qrels
+    monkeypatch.setattr(native, "_columns_qrels", lambda qrels, indexed, unique=False: (
+        rebuilt.append((indexed, unique)) or read(qrels, indexed, unique)))
+    again = pickle.loads(pickle.dumps(once))
+    assert rebuilt == [(False, True)] and not again.native.table.indexed
+    assert again.topics == once.topics
+    assert np.array_equal(again.relevance, once.relevance)
+    assert _values(_evaluate(again, run_path)) == expected
+    assert native.prepare_qrels_once(pa.table({"query_id": ["q1"], "doc_id": [None],
+                                               "relevance": [1.0]})) is None
+
+
+def test_a_table_finished_unique_is_not_checked():
+    """QrelsTable.finish(unique=True) trusts that the judgments hold no duplicate (the
+    process that read them checked): a duplicate is not looked for, as finish(check=True)
+    finds it."""
+    from cgcore import _qrels, _trec
+    table = pa.table({"query_id": ["q1", "q1"], "doc_id": ["d1", "d1"], "relevance": [1.0, 2.0]})
+    statuses = []
+    for options in ({}, {"unique": True}, {"check": False, "unique": True}):
+        qrels = _qrels.QrelsTable(False)
+        read = columns.arrow_columns(table, "relevance")
+        assert qrels.add_columns(read.query_ids, read.doc_ids, read.values) == _trec.STATUS_OK
+        statuses.append(qrels.finish(**options))
+    assert statuses == [_trec.STATUS_DUPLICATE, _trec.STATUS_OK, _trec.STATUS_OK]

@@ -61,6 +61,31 @@ def test_streamed_equals_the_whole_file_path(tmp_path, by_topic, rows_per_file):
         assert all(len(frame) >= rows_per_file for frame in streamed[:-1])
 
 
+@pytest.mark.parametrize("by_topic", [False, True])
+def test_files_are_lz4_with_dictionaries_for_repeating_columns_only(tmp_path, by_topic):
+    """Every Parquet writer of cumgain (streamed, whole file, write_parquet of a run and
+    of qrels) writes LZ4, query ids, scores and levels dictionary-encoded and doc ids
+    plain (convert.PARQUET_OPTIONS: they decode faster so)."""
+    from cumgain.trec_io import load_qrels
+    run = _contiguous_run(tmp_path / "run.txt")
+    convert.convert_run(run, tmp_path / "streamed", partition_by_topic=by_topic)
+    interleaved = tmp_path / "interleaved.txt"   # the first topic resumes: the whole file
+    first_topic = run.read_text().splitlines()[1].split()[0]
+    interleaved.write_text(run.read_text() + f"{first_topic} Q0 again 0 1.0 tag\n")
+    assert not convert.convert_run(interleaved, tmp_path / "whole").streamed
+    write_parquet(load_run(str(run)), tmp_path / "written", partition_by_topic=by_topic)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n2 0 a 2\n")
+    write_parquet(load_qrels(str(qrels)), tmp_path / "qrels", partition_by_topic=by_topic)
+    for folder in ("streamed", "whole", "written", "qrels"):
+        metadata = pq.ParquetFile(_files(tmp_path / folder)[0]).metadata.row_group(0)
+        chunks = {metadata.column(i).path_in_schema: metadata.column(i)
+                  for i in range(metadata.num_columns)}
+        assert {chunk.compression for chunk in chunks.values()} == {"LZ4"}, folder
+        for name, chunk in chunks.items():
+            assert ("RLE_DICTIONARY" in chunk.encodings) == (name != "doc_id"), (folder, name)
+
+
 def test_gzip_and_the_dataset_evaluates_like_the_text_file(tmp_path):
     import cumgain
     import cumgain.dask as cdask

@@ -898,8 +898,10 @@ def test_local_cluster_two_million_rows(cluster_client, tmp_path):
 def test_local_cluster_topic_partitioned_dataset(cluster_client, run_file, tmp_path,
                                                  monkeypatch):
     """A dataset cumgain wrote partitioned by topic, on 2 worker processes: the prepared
-    judgments are scattered to a worker (not sent through the scheduler in the graph),
-    a task per file; the numbers are the TREC file's, with and without a progress bar."""
+    judgments are scattered straight to a worker (not sent through the scheduler in the
+    graph), a task per file (submitted as it is; through dask.compute with compute
+    options the client's map does not take); the numbers are the TREC file's, with and
+    without a progress bar."""
     pytest.importorskip("pyarrow")
     cgd.write_parquet(load_run(run_file), tmp_path / "run.parquet", partition_by_topic=True,
                       rows_per_file=300)
@@ -909,13 +911,20 @@ def test_local_cluster_topic_partitioned_dataset(cluster_client, run_file, tmp_p
     scattered = []
     scatter = cluster_client.scatter
     monkeypatch.setattr(cluster_client, "scatter",
-                        lambda data, **options: scattered.append(data) or scatter(data,
-                                                                                  **options))
-    for progress in (False, True):
-        result = lazy.compute(progress=progress)
+                        lambda data, **options: scattered.append((data, options["direct"]))
+                        or scatter(data, **options))
+    mapped = []
+    submit = cluster_client.map
+    monkeypatch.setattr(cluster_client, "map",
+                        lambda *tasks, **options: mapped.append(options) or submit(*tasks,
+                                                                                   **options))
+    for progress, options in ((False, {}), (True, {}), (False, {"retries": 1}),
+                              (True, {"retries": 1})):
+        result = lazy.compute(progress=progress, **options)
         result.run_tag = reference.run_tag
         assert_identical(result, reference)
-    assert scattered == [lazy.judged.prepared] * 2
+    assert scattered == [(lazy.judged.prepared, True)] * 4
+    assert len(mapped) == 2 and all(options["pure"] is False for options in mapped)
 
 
 # ---------------------------------------------------------------- the columnar path
@@ -987,6 +996,29 @@ def test_prepared_judgments_travel_as_a_table():
                           PreparedQrelsTable)   # duplicates="first": the dict path
 
 
+@pytest.mark.parametrize("levels", ["whole", "halves", "-0.0", "200"])
+def test_prepared_judgments_travel_with_int8_levels_where_they_fit(levels):
+    """Whole levels in [-128, 127] (no -0.0) travel as int8, 7 bytes less a judgment;
+    others as float64; either way the evaluation is the reference one."""
+    import pickle
+    qrels = QRELS.astype({"relevance": np.float64})
+    if levels == "halves":
+        qrels.loc[0, "relevance"] = 0.5
+    elif levels == "-0.0":
+        qrels.loc[0, "relevance"] = -0.0
+    elif levels == "200":
+        qrels.loc[0, "relevance"] = 200.0
+    judged = dask_qrels._judged(qrels, "error")
+    shipped = judged.prepared.table.column("relevance")
+    assert str(shipped.type) == ("int8" if levels == "whole" else "double")
+    assert np.array_equal(shipped.to_numpy().astype(np.float64), qrels.relevance.to_numpy())
+    again = pickle.loads(pickle.dumps(judged.prepared))
+    assert np.array_equal(again.relevance, judged.prepared.relevance)
+    reference = cumgain.evaluate(qrels, RUN, ["map", "ndcg_cut.10"], warn=False)
+    with dask.config.set({"dataframe.shuffle.method": "tasks"}):
+        assert_identical(dask_result(["map", "ndcg_cut.10"], qrels=qrels), reference)
+
+
 @pytest.mark.parametrize("form", ["parquet in parts", "arrow slices"])
 def test_prepared_judgments_travel_as_their_own_rows_only(form, tmp_path):
     """A table read in batches (Parquet) or sliced holds views into bigger buffers,
@@ -1031,7 +1063,8 @@ def test_table_qrels_are_read_natively_on_the_client(form, monkeypatch, tmp_path
 def test_trec_qrels_files_are_read_natively_into_the_same_table(form, tmp_path, monkeypatch):
     """A TREC qrels file (topics interleaved) is read by the native reader on the client
     and made an Arrow table from its buffers: the same table, row for row, as the
-    reference reader's, and no reference read."""
+    reference reader's (the levels int8 in both, as the native table holds whole levels
+    that fit: 7 bytes less a judgment to ship), and no reference read."""
     import gzip
     pytest.importorskip("pyarrow")
     from cumgain import native
@@ -1044,6 +1077,7 @@ def test_trec_qrels_files_are_read_natively_into_the_same_table(form, tmp_path, 
     expected = dask_qrels._judged(dask_qrels.load_qrels(path), "error").prepared.table
     monkeypatch.setattr(dask_qrels, "load_qrels", None)
     judged = dask_qrels._judged(path, "error")
+    assert str(judged.prepared.table.schema.field("relevance").type) == "int8"
     assert judged.prepared.table.equals(expected)
     assert judged.prepared.topics == tuple(dict.fromkeys(QRELS.query_id))
     reference = cumgain.evaluate(QRELS, RUN, ["map", "ndcg_cut.10"], warn=False)
