@@ -99,8 +99,9 @@ class _Judgments(stream.JudgedTopics):
     topic is ranked once): it travels as the table's buffers (``query_id``
     dictionary-encoded: ~4 bytes per judgment plus the doc id and a level of 1 or 8
     bytes), and each process that receives it prepares it once, without checking it
-    again; None where the native reader does not take the table (then the dict path). ``by_topic``: a :class:`_TopicJudgments`
-    over the same table (plain dicts in the fallback)."""
+    again; None where the native reader does not take the table (then the dict path).
+    ``by_topic``: a :class:`_TopicJudgments` over the same table (plain dicts in the
+    fallback)."""
 
     prepared: Any = None
 
@@ -158,7 +159,7 @@ def _prepared(table: Any) -> Optional[PreparedQrelsTable]:
     take it."""
     pa = require("pyarrow", extra="dask", for_what="cumgain.dask")
     prepared = prepare_qrels_once(table)
-    if not isinstance(prepared, PreparedQrelsTable) or prepared.native.levels.dtype != np.int8 \
+    if prepared is None or prepared.native.levels.dtype != np.int8 \
             or pa.types.is_int8(table.column(2).type):
         return prepared
     narrow = table.set_column(2, "relevance", table.column(2).cast(pa.int8()))
