@@ -48,7 +48,8 @@ myst_heading_anchors = 3
 # -- autodoc + numpydoc (the API reference) -----------------------------------------
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"            # the signatures carry them; numpydoc the prose
-autodoc_default_options = {"members": False}
+# (no autodoc_default_options: Sphinx 9 let a default {"members": False} override each
+# automodule's own :members:, and the API pages showed none of their functions)
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_validation_checks: set = set()

@@ -25,6 +25,7 @@ pd = pytest.importorskip("pandas")
 import cumgain
 import cumgain.dask as cgd
 from cumgain import _dask_qrels as dask_qrels
+from cumgain import _dask_vectors as dask_vectors
 from cumgain import curves, stream
 from cumgain.exceptions import InputError
 from cumgain.trec_io import DuplicatesDroppedWarning, load_run
@@ -964,7 +965,7 @@ def test_average_vectors_rank_partitions_by_the_columnar_path(monkeypatch, polic
     gives each partition's topics in byte order, the dict path in input order)."""
     with monkeypatch.context() as patched, \
             dask.config.set({"dataframe.shuffle.method": "tasks"}):
-        patched.setattr(cgd, "_vector_task", lambda judged, setup: dask.delayed(
+        patched.setattr(dask_vectors, "_vector_task", lambda judged, setup: dask.delayed(
             judged, pure=False, traverse=False))
         expected = cgd.average_vectors(QRELS, as_dask(RUN), 20, warn=False,
                                        partitioned_by_topic=False, scheduler="sync", **policies)
