@@ -118,12 +118,17 @@ cdef struct RowSums:        # the pair measures of one topic
 
 # ---------------------------------------------------------------- comparators
 
+cdef inline int _order(index_t x, index_t y) noexcept nogil:
+    """-1, 0 or 1 as x is below, at or above y."""
+    return (x > y) - (x < y)
+
+
 cdef inline int _cmp_doc(const void* a, const void* b) noexcept nogil:
     cdef const Entry* x = <const Entry*>a
     cdef const Entry* y = <const Entry*>b
     if x.doc != y.doc:
-        return -1 if x.doc < y.doc else 1
-    return (x.row > y.row) - (x.row < y.row)
+        return _order(x.doc, y.doc)
+    return _order(x.row, y.row)
 
 
 cdef inline int _cmp_dockey(const void* a, const void* b) noexcept nogil:
@@ -131,10 +136,10 @@ cdef inline int _cmp_dockey(const void* a, const void* b) noexcept nogil:
     cdef const DocKey* x = <const DocKey*>a
     cdef const DocKey* y = <const DocKey*>b
     if x.unretrieved != y.unretrieved:
-        return -1 if x.unretrieved < y.unretrieved else 1
+        return _order(x.unretrieved, y.unretrieved)
     if x.key != y.key:
-        return -1 if x.key < y.key else 1
-    return (x.start > y.start) - (x.start < y.start)
+        return _order(x.key, y.key)
+    return _order(x.start, y.start)
 
 
 cdef inline int _cmp_group(const void* a, const void* b) noexcept nogil:
@@ -142,22 +147,18 @@ cdef inline int _cmp_group(const void* a, const void* b) noexcept nogil:
     cdef const Entry* x = <const Entry*>a
     cdef const Entry* y = <const Entry*>b
     if x.group != y.group:
-        return -1 if x.group < y.group else 1
+        return _order(x.group, y.group)
     if x.subgroup != y.subgroup:
-        return -1 if x.subgroup < y.subgroup else 1
-    if x.level > y.level:
-        return -1
-    if x.level < y.level:
-        return 1
+        return _order(x.subgroup, y.subgroup)
+    if x.level != y.level:
+        return -1 if x.level > y.level else 1
     if x.rank != y.rank:
-        return -1 if x.rank < y.rank else 1
-    return (x.row > y.row) - (x.row < y.row)
+        return _order(x.rank, y.rank)
+    return _order(x.row, y.row)
 
 
 cdef inline int _cmp_index(const void* a, const void* b) noexcept nogil:
-    cdef index_t x = (<const index_t*>a)[0]
-    cdef index_t y = (<const index_t*>b)[0]
-    return (x > y) - (x < y)
+    return _order((<const index_t*>a)[0], (<const index_t*>b)[0])
 
 
 # ---------------------------------------------------------------- bit rows
