@@ -131,20 +131,21 @@ import cumgain
 from cumgain.stream import evaluate_stream
 qrels, run, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 measures, repeats = json.loads(sys.argv[4]), int(sys.argv[5])
+kind, _, number = mode.partition(":")     # evaluate[:threads], parquet[:threads], stream:topics
+threads = int(number) if number and kind != "stream" else None
+if kind == "parquet":
+    import pyarrow.parquet as pq
 times = []
 for _ in range(repeats):
     started = time.perf_counter()
-    if mode.startswith("evaluate"):
-        threads = int(mode.split(":")[1]) if ":" in mode else None
+    if kind == "evaluate":
         result = cumgain.evaluate(qrels, run, measures, threads=threads)
-    elif mode.startswith("parquet"):      # the dataset's files, read here by pyarrow
-        import pyarrow.parquet as pq
-        threads = int(mode.split(":")[1]) if ":" in mode else None
+    elif kind == "parquet":               # the dataset's files, read here by pyarrow
         table = pq.read_table(run, columns=["query_id", "doc_id", "score"],
                               read_dictionary=["query_id"], use_threads=threads is None)
         result = cumgain.evaluate(qrels, table, measures, threads=threads)
     else:
-        result = evaluate_stream(qrels, run, measures, topics_per_chunk=int(mode.split(":")[1]))
+        result = evaluate_stream(qrels, run, measures, topics_per_chunk=int(number))
     times.append(time.perf_counter() - started)
 seconds = min(times)
 means = {name: result.means[name] for name in result.means}
