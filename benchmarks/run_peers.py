@@ -28,6 +28,14 @@ f. ``runs``    one more run against qrels read beforehand (the many-runs case): 
                ``evaluate`` + means) and ir_measures (``evaluator(measures, qrels)``
                untimed, then ``calc_aggregate(read_trec_run)``). This job reads what
                the run-file floor reads.
+g. ``unordered`` the files job (float64) on the same run lines in other orders: the file
+               as written (topics contiguous), its lines shuffled, and as four
+               concatenated shards (line i in shard i mod 4: each topic in four
+               blocks), with pytrec_eval on the shuffled file; the two files are made
+               once in ``data/<size>/`` (``run-shuffled.txt``, ``run-sharded.txt``);
+h. ``stdin``   the files job (float64) with the run given by path, piped on standard
+               input (``cat run.txt | ...``, the run read as ``"-"``) and piped through
+               ``zcat`` from a gzip of it (``run.txt.gz``, made once in ``data/<size>/``).
 
 Every measurement is a separate ``python`` (or C) process; each is repeated ``--repeats``
 times, interleaved across tools, and the median is reported. "time" is measured inside the
@@ -103,7 +111,7 @@ def use_measure_set(name: str) -> None:
     PYTREC_MEASURES = {name}
 
 ALL_TOOLS = ("cumgain", "pytrec_eval", "ir_measures", "ranx", "naive", "sklearn", "floor")
-ALL_JOBS = ("files", "dicts", "dense", "floor", "threads", "runs")
+ALL_JOBS = ("files", "dicts", "dense", "floor", "threads", "runs", "unordered", "stdin")
 # job -> [(tool id, family, label)]; the first entry is the job's reference for ratios
 JOB_TOOLS = {
     "files": [("cumgain_f32", "cumgain", "cumgain float32"),
@@ -121,13 +129,27 @@ JOB_TOOLS = {
     "runs": [("cumgain_run", "cumgain", "cumgain float32"),
              ("pytrec_eval_run", "pytrec_eval", "pytrec_eval-terrier"),
              ("ir_measures_run", "ir_measures", "ir_measures")],
+    "unordered": [("cumgain_sorted", "cumgain", "cumgain, topics contiguous"),
+                  ("cumgain_shuffled", "cumgain", "cumgain, lines shuffled"),
+                  ("cumgain_sharded", "cumgain", "cumgain, 4 shards concatenated"),
+                  ("pytrec_eval_shuffled", "pytrec_eval", "pytrec_eval-terrier, shuffled")],
+    "stdin": [("cumgain_path", "cumgain", "cumgain, run by path"),
+              ("cumgain_cat", "cumgain", "cumgain, cat run | ... -"),
+              ("cumgain_zcat", "cumgain", "cumgain, zcat run.gz | ... -")],
     "threads": [("threads2", "cumgain", "cumgain f32, 2 threads at once"),
                 ("sequential2", "cumgain", "cumgain f32, 2x sequentially"),
                 ("control_threads2", "cumgain", "control: numpy sort, 2 threads"),
                 ("control_sequential2", "cumgain", "control: numpy sort, 2x seq.")],
 }
 JOB_LABEL = {"files": "files->means", "dicts": "loaded dicts", "dense": "dense nDCG@10",
-             "floor": "split floor", "threads": "2 evaluations", "runs": "one more run"}
+             "floor": "split floor", "threads": "2 evaluations", "runs": "one more run",
+             "unordered": "unordered runs", "stdin": "run on stdin"}
+# the run file each tool of the unordered and stdin jobs reads (in data/<size>/), and for
+# stdin what feeds it: None (by path), "cat" or "zcat" (of run.txt.gz)
+RUN_FILES = {"cumgain_sorted": "run.txt", "cumgain_shuffled": "run-shuffled.txt",
+             "cumgain_sharded": "run-sharded.txt", "pytrec_eval_shuffled": "run-shuffled.txt",
+             "cumgain_path": "run.txt", "cumgain_cat": "run.txt", "cumgain_zcat": "run.txt.gz"}
+FEEDERS = {"cumgain_cat": "cat", "cumgain_zcat": "zcat"}
 EXIT_UNAVAILABLE = 3
 # Children may cache bytecode as a normal installation does (some sandboxes set
 # PYTHONDONTWRITEBYTECODE, which would make every fresh process recompile its imports).
@@ -419,6 +441,30 @@ def worker(job: str, tool: str, size: str, data_dir: str, dump: str | None) -> d
             means = _ir_measures_means(agg)
         out["means"] = means
 
+    elif job in ("unordered", "stdin"):
+        try:
+            if tool.startswith("cumgain"):
+                import cumgain
+            else:
+                import pytrec_eval
+        except Exception as exc:
+            unavailable(exc)
+        source = os.path.join(data_dir, size, RUN_FILES[tool])
+        out["rss_base_mb"] = _rss_mb()
+        start = perf()
+        if tool.startswith("cumgain"):
+            result = _cumgain_files(qrels_path, "-" if tool in FEEDERS else source, "float64")
+            means = {m: float(result.means[m]) for m in MEASURES}
+        else:
+            with open(qrels_path) as f:
+                qrel = pytrec_eval.parse_qrel(f)
+            with open(source) as f:
+                run = pytrec_eval.parse_run(f)
+            means = _pytrec_means(pytrec_eval, pytrec_eval.RelevanceEvaluator(
+                qrel, PYTREC_MEASURES).evaluate(run))
+        out["seconds"] = perf() - start
+        out["means"] = means
+
     elif job == "dense":
         try:
             if tool == "cumgain_sklearn":
@@ -502,11 +548,16 @@ def build_floor() -> tuple[str | None, str]:
     return str(binary), ""
 
 
-def run_process(cmd: list, timeout: float) -> dict:
-    """Run ``cmd`` as a fresh process; wall time, peak RSS (wait4), stdout, stderr, rc."""
+def run_process(cmd: list, timeout: float, feeder: list | None = None) -> dict:
+    """Run ``cmd`` as a fresh process; wall time, peak RSS (wait4), stdout, stderr, rc.
+    ``feeder``: a command whose output is piped to the process's standard input."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=str(HERE), env=CHILD_ENV)
+        feeding = subprocess.Popen(feeder, stdout=subprocess.PIPE) if feeder else None
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=str(HERE), env=CHILD_ENV,
+                                stdin=feeding.stdout if feeding else subprocess.DEVNULL)
+        if feeding:
+            feeding.stdout.close()      # (the child holds the pipe's read end)
         deadline = start + timeout
         status = rusage = None
         while True:
@@ -521,6 +572,9 @@ def run_process(cmd: list, timeout: float) -> dict:
             time.sleep(0.005)
         wall = time.perf_counter() - start
         proc.returncode = 0  # reaped by wait4; keep Popen from waiting again
+        if feeding:
+            feeding.kill() if status is None else None
+            feeding.wait()
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
@@ -568,7 +622,40 @@ def measure(job: str, tool: str, size: str, floor_binary: str | None, timeout: f
            "--data", str(DATA), "--measure-set", MEASURE_SET]
     if dump:
         cmd += ["--dump", dump]
-    return worker_result(run_process(cmd, timeout))
+    feeder = [FEEDERS[tool], str(DATA / size / RUN_FILES[tool])] if tool in FEEDERS else None
+    if job in ("unordered", "stdin"):
+        warm_file(DATA / size / RUN_FILES[tool])
+    return worker_result(run_process(cmd, timeout, feeder))
+
+
+def warm_file(path: Path) -> None:
+    """Read a file once (see warm_page_cache)."""
+    block = bytearray(1 << 20)
+    with open(path, "rb", buffering=0) as raw:
+        while raw.readinto(block):
+            pass
+
+
+def make_run_variants(size: str) -> None:
+    """The run file's lines in other orders, and gzipped, for the unordered and stdin
+    jobs (made once): shuffled (a fixed seed), as four shards concatenated (line i in
+    shard i mod 4), and run.txt.gz (level 1)."""
+    folder = DATA / size
+    wanted = [folder / name for name in ("run-shuffled.txt", "run-sharded.txt", "run.txt.gz")]
+    if all(path.exists() for path in wanted):
+        return
+    import gzip
+    import numpy as np
+    lines = (folder / "run.txt").read_bytes().split(b"\n")
+    if not lines[-1]:
+        lines.pop()
+    order = np.random.default_rng(20081201).permutation(len(lines))
+    variants = {"run-shuffled.txt": [lines[i] for i in order.tolist()],
+                "run-sharded.txt": [line for k in range(4) for line in lines[k::4]]}
+    for name, ordered in variants.items():
+        (folder / name).write_bytes(b"\n".join(ordered) + b"\n")
+    with gzip.open(folder / "run.txt.gz", "wb", compresslevel=1) as packed:
+        packed.write(b"\n".join(lines) + b"\n")
 
 
 def worker_result(proc: dict, tail_chars: int = 400) -> dict:
@@ -716,6 +803,15 @@ def agreement(size: str, summaries: dict, dumps: dict, tie_rules: dict | None) -
     compare("ir_measures vs cumgain (one more run)", "runs", "ir_measures_run", "runs",
             "cumgain_run", True)
     compare("one more run vs files, cumgain", "runs", "cumgain_run", "files", "cumgain_f32", True)
+    for tool in ("cumgain_shuffled", "cumgain_sharded"):
+        compare(f"{tool[8:]} vs contiguous, cumgain", "unordered", tool, "unordered",
+                "cumgain_sorted", True)
+    compare("pytrec_eval shuffled vs cumgain contiguous", "unordered", "pytrec_eval_shuffled",
+            "unordered", "cumgain_sorted", False,
+            why="pytrec_eval compares scores as float32 (cumgain float64 here)")
+    for tool in ("cumgain_cat", "cumgain_zcat"):
+        compare(f"{tool[8:]} on stdin vs by path, cumgain", "stdin", tool, "stdin",
+                "cumgain_path", True)
     spread = None
     if tie_rules:
         rules = tie_rules
@@ -828,6 +924,25 @@ def print_table(size: str, info: str, summaries: dict, failures: dict, jobs: lis
     if a and fl:
         lines.append(f"cumgain one more run = {a['seconds'] / fl['seconds']:.1f}x the split "
                      f"floor on the run file (the same bytes read)")
+    base = summaries.get(("unordered", "cumgain_sorted"))
+    for tool, what in (("cumgain_shuffled", "shuffled"), ("cumgain_sharded", "4 shards")):
+        u = summaries.get(("unordered", tool))
+        if base and u:
+            lines.append(f"unordered run, {what}: {u['seconds'] / base['seconds']:.2f}x the "
+                         f"time of the contiguous file (target <= 1.5x), peak RSS "
+                         f"{u['rss_mb']:.0f} MB (target <= the run file's size)")
+    u, p = summaries.get(("unordered", "cumgain_shuffled")), \
+        summaries.get(("unordered", "pytrec_eval_shuffled"))
+    if u and p:
+        lines.append(f"shuffled run vs pytrec_eval on it: {p['seconds'] / u['seconds']:.1f}x "
+                     f"(target >= 15x)")
+    base = summaries.get(("stdin", "cumgain_path"))
+    for tool, what in (("cumgain_cat", "cat | stdin"), ("cumgain_zcat", "zcat | stdin")):
+        u = summaries.get(("stdin", tool))
+        if base and u:
+            lines.append(f"run on stdin ({what}): {u['seconds'] / base['seconds']:.2f}x the time "
+                         f"(target <= 2x), {u['rss_mb'] / base['rss_mb']:.2f}x the peak RSS "
+                         f"(target <= 1.5x) of the file by path")
     t2, s2 = summaries.get(("threads", "threads2")), summaries.get(("threads", "sequential2"))
     if t2 and s2:
         c2 = summaries.get(("threads", "control_threads2"))
@@ -889,6 +1004,10 @@ def main(argv=None) -> None:
         if args.skip_generate:
             sys.exit(f"{DATA / size} is missing and --skip-generate was given")
         generate(size, DATA)
+
+    if "unordered" in jobs or "stdin" in jobs:
+        for size in sizes:
+            make_run_variants(size)
 
     floor_binary, floor_why = (None, "")
     if "floor" in jobs and "floor" in tools:

@@ -33,8 +33,18 @@ cdef struct QrelsState:
     int64_t lines_seen     # physical lines fed so far
     bint unchecked         # finished without the duplicate check: the rankers check
                            # the topics they join, and check_unused_judgments the rest
+                           # (comment_rows and by_topic are kept until then, to name a
+                           # duplicate's lines)
     int status
     int64_t status_line
+    Py_ssize_t stop_offset # BAD_LINE from feed: where the line starts in the block fed
+    bint keep_lines        # note each row's line when grouping (row_lines, grouped order)
+    int64_t* row_lines
+    int64_t n_duplicates   # once checked (see _find_duplicates): the rows that repeat a
+    int64_t duplicate_line         # docno of their topic; the first by line, its line,
+    int64_t duplicate_first_line   # the line of the docno's first occurrence, its topic
+    int64_t duplicate_topic        # and docno
+    Bytes duplicate_docno
     size_t failed_bytes    # NO_MEMORY: what the request that failed asked for (0: unknown)
     Py_ssize_t max_line    # a longer line (bytes, without the newline) stops with BAD_LINE
 

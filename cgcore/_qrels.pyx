@@ -5,7 +5,7 @@ lookups, and _trec.pyx for the ranker that joins run topics with it).
 """
 from libc.stdint cimport int64_t, uint64_t, uint8_t, uint32_t
 from libc.stdlib cimport free
-from libc.string cimport memcpy, memset
+from libc.string cimport memchr, memcpy, memset
 from libc.math cimport isnan, isinf
 
 from cpython.dict cimport PyDict_Next
@@ -18,13 +18,13 @@ from cgcore._buffers cimport (
     _release, _release_int64s, _reserve, _set_level, cg_calloc, cg_malloc, cg_realloc,
     cg_set_allocation_limit, cg_take_failed_bytes)
 from cgcore._columns cimport Column, TextColumn, _cell
-from cgcore._status cimport (APPENDED, BAD_LINE, DUPLICATE, NO_MEMORY, OK, RELEASED, TOO_BIG,
-                             _settled, _stop_code)
-from cgcore._strings cimport (_strings_add, _strings_count, _strings_equal, _strings_free,
+from cgcore._status cimport (APPENDED, BAD_LINE, DUPLICATE, KEEP_ERROR, KEEP_LAST, NO_MEMORY,
+                             OK, RELEASED, TOO_BIG, _settled, _stop_code)
+from cgcore._strings cimport (_hash, _tag, _strings_add, _strings_count, _strings_equal, _strings_free,
                               _strings_init, _strings_length, _strings_list, _strings_text)
 from cgcore._text cimport (
-    MAX_FIELDS, PyUnicode_CheckExact, _exact_number, _next_line, _parse_number, _utf8,
-    _valid_utf8, cg_ascii_no_nul)
+    MAX_FIELDS, PyUnicode_CheckExact, _exact_number, _next_line, _parse_number, _skipped_line,
+    _utf8, _valid_utf8, cg_ascii_no_nul)
 
 import threading
 
@@ -32,6 +32,7 @@ import numpy as np
 
 cdef extern from "Python.h":
     bint PyDict_CheckExact(object o)
+    object PyUnicode_DecodeUTF8(const char* s, Py_ssize_t size, const char* errors)
 
 # QrelsTable.finish(threads): at least this many judgments per thread checking duplicates
 CHECK_ROWS_PER_THREAD = 1 << 18
@@ -69,8 +70,18 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
     cdef uint8_t digit
     cdef bint one_digit
     cdef int parsed = 1, failure
+    cdef bint plain = ascii and memchr(text, b'\r', size) == NULL
+    cdef Py_ssize_t skipped
     while position < size:
         q.lines_seen += 1
+        q.stop_offset = position        # (where the line starts, if it is bad)
+        skipped = _skipped_line(text, position, size, plain, False, q.max_line)
+        if skipped >= 0:                # a comment line: nothing to check
+            if _push_int64(&q.comment_rows, q.relevance.size) != 0:
+                q.status, q.status_line = NO_MEMORY, q.lines_seen
+                return -1
+            position = skipped
+            continue
         row = text + position
         n_fields = _next_line(text, position, size, starts, ends, &length)
         if length > q.max_line or (not ascii and not _valid_utf8(<const uint8_t*>row, length)):
@@ -225,15 +236,41 @@ cdef int _qrels_group(QrelsState* q) noexcept nogil:
         _walk_stretches(q, q.by_topic, &grouped_already)
     _release_int64s(&q.stretch_topics)
     _release_int64s(&q.stretch_starts)
+    if q.keep_lines and _note_row_lines(q) != 0:
+        q.status = NO_MEMORY
+        return -1
     # Move the rows before any check: a Lookup finds its rows at first_row + position,
     # which holds only once the rows are grouped (checking before the move compared a
     # topic's docnos with other topics' rows and missed duplicates in interleaved topics),
     # and in one segment (parts read from topic starts keep every topic in one).
     if q.by_topic != NULL or not _topics_within_segments(q):
-        q.status = _move_rows(q, q.by_topic)
+        q.status = _move_rows(q, q.by_topic, n_rows)
         if q.status != OK:
             return -1
     return 0
+
+
+cdef int _note_row_lines(QrelsState* q) noexcept nogil:
+    """Keep the line each row was read from, in grouped order (QrelsState.row_lines):
+    its rows and comment lines before it, plus one (qrels have no blank lines); -1 when
+    out of memory."""
+    cdef Py_ssize_t n = q.relevance.size, k = 0, i
+    cdef int64_t* by_read = <int64_t*>cg_malloc((n + 1) * 8)
+    if by_read == NULL:
+        return -1
+    for i in range(n):
+        while k < q.comment_rows.size and q.comment_rows.data[k] <= i:
+            k += 1
+        by_read[i] = i + k + 1
+    if q.by_topic == NULL:
+        q.row_lines = by_read
+        return 0
+    q.row_lines = <int64_t*>cg_malloc((n + 1) * 8)
+    if q.row_lines != NULL:
+        for i in range(n):
+            q.row_lines[i] = by_read[q.by_topic[i]]
+    free(by_read)
+    return 0 if q.row_lines != NULL else -1
 
 
 cdef bint _topics_within_segments(QrelsState* q) noexcept nogil:
@@ -257,20 +294,113 @@ cdef int64_t _line_of_row(QrelsState* q, int64_t row) noexcept nogil:
     return row + comments + 1
 
 
-cdef void _qrels_checked(QrelsState* q, int64_t found, bint indexed) noexcept nogil:
-    """Finish a grouped table after the duplicate check (``found`` as _check_topics):
-    stop with DUPLICATE (naming the line of the second occurrence), NO_MEMORY or
-    TOO_BIG, or keep every topic's index if ``indexed``."""
+cdef void _qrels_checked(QrelsState* q, int64_t found, bint indexed, bint keep_lines) noexcept nogil:
+    """Finish a grouped table after the duplicate check (``found`` as _check_topics,
+    the duplicates already counted and named if found, see _find_duplicates): stop
+    with DUPLICATE (at the line of the first repeat), NO_MEMORY or TOO_BIG, or keep
+    every topic's index if ``indexed``. ``keep_lines``: the table is not checked yet
+    (see QrelsState.unchecked), so what names a row's line is kept."""
     if found < -1:
         q.status = _stop_code(found)
     elif found >= 0:
-        q.status, q.status_line = DUPLICATE, _line_of_row(
-            q, q.by_topic[found] if q.by_topic != NULL else found)
+        q.status, q.status_line = DUPLICATE, q.duplicate_line
+    if not keep_lines or q.status != OK:
+        _forget_lines(q)
+    if q.status == OK and indexed and _keep_index(q) != 0:
+        q.status = NO_MEMORY
+
+
+cdef void _forget_lines(QrelsState* q) noexcept nogil:
+    """Free what names the line a row was read from (once the table is checked)."""
     free(q.by_topic)
     q.by_topic = NULL
     _release_int64s(&q.comment_rows)
-    if q.status == OK and indexed and _keep_index(q) != 0:
-        q.status = NO_MEMORY
+
+
+cdef int64_t _find_duplicates(QrelsState* q, int policy, uint8_t* drop) noexcept nogil:
+    """Check every (grouped) topic for repeated docnos, counting them all and naming the
+    first by the line it was read from (QrelsState.duplicate_*), with ``drop`` (not
+    NULL) marking the grouped rows the policy drops: each repeat (KEEP_FIRST), or all
+    but a docno's last occurrence (KEEP_LAST). Returns how many rows repeat a docno
+    (-2 when out of memory, -3 for a topic past what a Lookup holds). Linear, for the
+    tables that have a repeat (the usual check stops at the first)."""
+    cdef Py_ssize_t t, n_topics = _strings_count(&q.topics), capacity = 0, slot, i, n
+    cdef int64_t position, count, row, existing, read_row, best_read = -1
+    cdef int64_t best_row = -1, best_first = -1, best_topic = -1
+    cdef uint64_t* scratch = NULL
+    cdef uint64_t hash
+    cdef const char* docno
+    cdef Lookup table
+    q.n_duplicates = 0
+    for t in range(n_topics):
+        count = _judgment_count(q, t)
+        if count >= 0xFFFFFFFFLL:
+            free(scratch)
+            return -3
+        n = _index_size(count)
+        if _scratch_room(&scratch, &capacity, n) != 0:
+            free(scratch)
+            return -2
+        for i in range(n):
+            scratch[i] = 0
+        table.slots, table.n_slots = scratch, n
+        _point_at(q, t, &table)
+        for position in range(count):
+            row = table.first_row + position
+            docno, i = _docno(table.segment, row), _docno_length(table.segment, row)
+            hash = _hash(docno, i, 0)
+            existing = _lookup_probe(&table, docno, i, hash, &slot)
+            if existing < 0:
+                table.slots[slot] = _tag(hash) | <uint64_t>(position + 1)
+                continue
+            q.n_duplicates += 1
+            read_row = q.by_topic[row] if q.by_topic != NULL else row
+            if best_read < 0 or read_row < best_read:
+                best_read, best_row, best_first, best_topic = read_row, row, existing, t
+            if drop != NULL and policy == KEEP_LAST:
+                drop[existing] = 1      # the later one takes the slot
+                table.slots[slot] = _tag(hash) | <uint64_t>(position + 1)
+            elif drop != NULL:
+                drop[row] = 1
+    free(scratch)
+    if q.n_duplicates:
+        table.first_row = best_row
+        table.segment = _segment_of(q, best_row)
+        q.duplicate_docno.size = 0
+        if _push_bytes(&q.duplicate_docno, _docno(table.segment, best_row),
+                       _docno_length(table.segment, best_row)) != 0:
+            return -2
+        q.duplicate_line = _line_of_row(q, best_read)
+        q.duplicate_first_line = _line_of_row(
+            q, q.by_topic[best_first] if q.by_topic != NULL else best_first)
+        q.duplicate_topic = best_topic
+    return q.n_duplicates
+
+
+cdef int _drop_rows(QrelsState* q, const uint8_t* drop) noexcept nogil:
+    """Remove the (grouped) rows marked in ``drop``, the others staying grouped by topic
+    in their order: OK, NO_MEMORY or TOO_BIG (see _move_rows)."""
+    cdef Py_ssize_t n_topics = _strings_count(&q.topics), t
+    cdef int64_t row, kept = 0, end, start = 0
+    cdef int64_t* order = <int64_t*>cg_malloc((q.relevance.size + 1) * 8)
+    cdef int status
+    if order == NULL:
+        return NO_MEMORY
+    for t in range(n_topics):
+        end = q.topic_starts[t + 1]
+        q.topic_starts[t] = kept
+        for row in range(start, end):
+            if not drop[row]:
+                if q.row_lines != NULL:
+                    q.row_lines[kept] = q.row_lines[row]
+                order[kept] = row
+                kept += 1
+        start = end
+    q.topic_starts[n_topics] = kept
+    status = _move_rows(q, order, kept)
+    free(order)
+    _forget_lines(q)            # (the rows moved: by_topic no longer names them)
+    return status
 
 
 cdef int _keep_index(QrelsState* q) noexcept nogil:
@@ -294,12 +424,12 @@ cdef int _keep_index(QrelsState* q) noexcept nogil:
     return 0
 
 
-cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
-    """Put the rows (relevance and docnos) in ``order`` (NULL: as they are), the
-    docnos into one segment: the levels first, then the rest (so the peak is
-    one copy of the rows, not two): OK, NO_MEMORY, or TOO_BIG past what a segment
-    holds."""
-    cdef Py_ssize_t n_rows = q.relevance.size, i, n, capacity = 0, k, n_bytes = 0
+cdef int _move_rows(QrelsState* q, const int64_t* order, Py_ssize_t n_rows) noexcept nogil:
+    """Make the table's rows the ``n_rows`` rows of ``order`` (NULL: all, as they are)
+    (relevance and docnos), the docnos into one segment: the levels first, then the
+    rest (so the peak is one copy of the rows, not two): OK, NO_MEMORY, or TOO_BIG past
+    what a segment holds."""
+    cdef Py_ssize_t i, n, capacity = 0, k, n_bytes = 0
     cdef int64_t row
     cdef Levels moved = q.relevance
     cdef Segment joined
@@ -313,8 +443,9 @@ cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
         free(q.relevance.data)
         q.relevance.data, q.relevance.capacity = moved.data, capacity
     memset(&joined, 0, sizeof(Segment))
-    for k in range(q.n_segments):
-        n_bytes += q.segments[k].docnos.size
+    for i in range(n_rows):
+        row = order[i] if order != NULL else i
+        n_bytes += _docno_length(_segment_of(q, row), row)
     if n_bytes > _segment_bytes:
         return TOO_BIG
     if _reserve(<void**>&joined.docnos.data, &joined.docnos.capacity, n_bytes, 1) != 0 \
@@ -335,6 +466,7 @@ cdef int _move_rows(QrelsState* q, const int64_t* order) noexcept nogil:
     for k in range(q.n_segments):
         _segment_free(&q.segments[k])
     q.segments[0], q.n_segments = joined, 1
+    q.relevance.size = n_rows
     return OK
 
 
@@ -356,6 +488,8 @@ cdef void _qrels_free(QrelsState* q, bint handed_over) noexcept nogil:
     free(q.stretch_starts.data)
     free(q.comment_rows.data)
     free(q.by_topic)
+    free(q.duplicate_docno.data)
+    free(q.row_lines)
     if not handed_over:
         free(q.relevance.data)
         free(q.topic_starts)
@@ -371,8 +505,9 @@ cdef class QrelsTable:
     4 slots per judgment), for a table that many runs are ranked against; otherwise
     each ranker indexes the topics it meets, one at a time."""
 
-    def __cinit__(self, bint indexed=False, Py_ssize_t max_line_bytes=-1):
+    def __cinit__(self, bint indexed=False, Py_ssize_t max_line_bytes=-1, bint lines=False):
         self.indexed = indexed
+        self.state.keep_lines = lines
         self.state.max_line = max_line_bytes if max_line_bytes >= 0 else PY_SSIZE_T_MAX
         self.state.segments = <Segment*>cg_calloc(1, sizeof(Segment))
         if self.state.segments == NULL:
@@ -528,36 +663,104 @@ cdef class QrelsTable:
                 _qrels_add_columns(&self.state, &topics.column, &docnos.column, &levels[0], n)
         return _settled(&self.state.status, &self.state.failed_bytes)
 
-    def finish(self, int threads=1, bint check=True, bint unique=False):
+    def finish(self, int threads=1, bint check=True, bint unique=False,
+               int duplicates=KEEP_ERROR):
         """Group the judgments by topic and check for duplicates, the topics split
         between up to ``threads`` threads by judgments; returns the status.
 
+        A docno twice in a topic stops the table with STATUS_DUPLICATE, or with
+        ``duplicates`` KEEP_FIRST / KEEP_LAST (DUPLICATES_FIRST, DUPLICATES_LAST of
+        cgcore._trec) the first or last occurrence of each is kept and the others
+        dropped; either way :meth:`first_duplicate` names the first repeat by line and
+        :attr:`n_duplicates` counts them.
+
         ``check=False`` (for a table that one run is ranked against, not kept):
         without the check, which the rankers do as they join each topic they meet
-        (stopping with STATUS_QRELS_DUPLICATE), and
-        RunRanker.check_unused_judgments for the topics none met; so that a topic's
-        judgments are hashed once, not twice. Not for an indexed table (its index is
-        the check). ``unique=True``: the judgments are known to hold no duplicate (a
-        table checked where it was read, rebuilt in another process): finished as
-        checked, without checking."""
+        (stopping with STATUS_QRELS_DUPLICATE, after which :meth:`find_duplicates`
+        names it), and RunRanker.check_unused_judgments for the topics none met; so
+        that a topic's judgments are hashed once, not twice. Not for an indexed table
+        (its index is the check) nor with a policy that drops. ``unique=True``: the
+        judgments are known to hold no duplicate (a table checked where it was read,
+        rebuilt in another process): finished as checked, without checking."""
         cdef int64_t found = -1
-        if not check and self.indexed:
-            raise ValueError("an indexed table is checked as it is indexed")
+        cdef uint8_t* drop = NULL
+        cdef QrelsState* q = &self.state
+        if not check and (self.indexed or duplicates != KEEP_ERROR) and not unique:
+            raise ValueError("an indexed table, or one whose duplicates are dropped, is "
+                             "checked as it is finished")
         if unique:
             check = False
-        if self.state.status == OK and not self.finished:
+        if q.status == OK and not self.finished:
             with nogil:
                 cg_take_failed_bytes()
-                _qrels_group(&self.state)
-                _settled(&self.state.status, &self.state.failed_bytes)
-            if self.state.status == OK and check:
+                _qrels_group(q)
+                _settled(&q.status, &q.failed_bytes)
+            if q.status == OK and check:
                 found = self._check_duplicates(threads)
+            if found >= 0:              # name the first by line, count them, drop them
+                if duplicates != KEEP_ERROR:
+                    drop = <uint8_t*>cg_calloc(q.relevance.size + 1, 1)
+                    if drop == NULL:
+                        found = -2
+                if found >= 0:
+                    with nogil:
+                        found = _find_duplicates(q, duplicates, drop)
+                        if found > 0 and drop != NULL:
+                            q.status = _drop_rows(q, drop)
+                            found = -1
+                    free(drop)
             with nogil:
-                _qrels_checked(&self.state, found, self.indexed)
-                _settled(&self.state.status, &self.state.failed_bytes)
-            self.state.unchecked = self.state.status == OK and not check and not unique
+                _qrels_checked(q, found, self.indexed, not check and not unique)
+                _settled(&q.status, &q.failed_bytes)
+            q.unchecked = q.status == OK and not check and not unique
         self.finished = True
-        return self.state.status
+        return q.status
+
+    def find_duplicates(self):
+        """For a table finished without its check (see :meth:`finish`): check every
+        topic, counting the repeated docnos and naming the first by line (see
+        :meth:`first_duplicate`); returns how many. The table stays as it is."""
+        cdef int64_t found
+        cdef QrelsState* q = &self.state
+        if not self.finished or q.status != OK:
+            raise ValueError("the table is not finished or has stopped")
+        if not q.unchecked:
+            return q.n_duplicates
+        cg_take_failed_bytes()
+        with nogil:
+            found = _find_duplicates(q, KEEP_ERROR, NULL)
+        if found < -1:
+            if found == -2:
+                raise MemoryError(cg_take_failed_bytes() or None)
+            raise ValueError("a topic has more judgments than the layout holds")
+        return found
+
+    @property
+    def n_duplicates(self):
+        """Repeated docnos found by the check (rows dropped or to be named)."""
+        return self.state.n_duplicates
+
+    @property
+    def lines_seen(self):
+        """Physical lines fed so far."""
+        return self.state.lines_seen
+
+    @property
+    def stop_offset(self):
+        """With STATUS_BAD_LINE from :meth:`feed`: where the line starts in the block."""
+        return self.state.stop_offset
+
+    def first_duplicate(self):
+        """(topic, docno, line of its first occurrence, line of the repeat) of the first
+        repeated docno by line (for a table of columns, line = row + 1), or None."""
+        cdef QrelsState* q = &self.state
+        if q.n_duplicates == 0:
+            return None
+        return (_strings_text(&q.topics, q.duplicate_topic)[
+                    :_strings_length(&q.topics, q.duplicate_topic)].decode("utf-8"),
+                q.duplicate_docno.data[:q.duplicate_docno.size].decode("utf-8")
+                if q.duplicate_docno.size else "",
+                q.duplicate_first_line, q.duplicate_line)
 
     cdef int64_t _check_duplicates(self, int threads) except? -4:
         """_check_topics over all topics, in ranges of about equal judgments checked
@@ -654,6 +857,33 @@ cdef class QrelsTable:
                     memcpy(&out_data[base], segment.docnos.data, segment.docnos.size)
                 base += segment.docnos.size
         return offsets, data
+
+    def row_lines(self):
+        """The line each judgment was read from, in grouped()'s order (int64, a copy),
+        for a table made with ``lines=True``."""
+        if not self.finished or self.state.status != OK or self.state.row_lines == NULL:
+            raise ValueError("the table is not finished, has stopped, or keeps no lines")
+        out = np.empty(self.state.relevance.size, np.int64)
+        cdef int64_t[::1] view = out
+        if self.state.relevance.size:
+            memcpy(&view[0], self.state.row_lines, self.state.relevance.size * 8)
+        return out
+
+    def docno_strs(self):
+        """Every judgment's docno as a str, in grouped()'s order: an object array."""
+        if not self.finished or self.state.status != OK:
+            raise ValueError("the table is not finished or has stopped")
+        cdef Py_ssize_t k, r
+        cdef Segment* segment
+        out = np.empty(self.state.relevance.size, object)
+        cdef object[:] view = out
+        for k in range(self.state.n_segments):
+            segment = &self.state.segments[k]
+            for r in range(segment.doc_starts.size - 1):
+                view[segment.first_row + r] = PyUnicode_DecodeUTF8(
+                    segment.docnos.data + segment.doc_starts.data[r],
+                    segment.doc_starts.data[r + 1] - segment.doc_starts.data[r], NULL)
+        return out
 
     def grouped(self):
         """(offsets, relevance): the judgments grouped by topic (topics in order of

@@ -16,6 +16,12 @@ cdef enum:
     TOO_BIG = 8
 
 
+cdef enum:
+    KEEP_ERROR = 0         # the duplicates policy: a docno twice in a topic is noted (the
+    KEEP_FIRST = 1         # caller raises), or the first occurrence is kept, or the last
+    KEEP_LAST = 2
+
+
 cdef inline int _stop_code(int64_t failure) noexcept nogil:
     """The status for a helper's failure code: -3 (past what the layout holds) TOO_BIG,
     else (-2, or -1 where that is the only failure) NO_MEMORY."""

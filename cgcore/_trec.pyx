@@ -39,6 +39,7 @@ ranker's three entries, which feed it topic by topic: a file's lines (_run_feed)
 """
 from libc.stdint cimport int64_t, uint64_t, uint8_t
 from libc.stdlib cimport free
+from libc.string cimport memchr, memmove
 from libc.math cimport isnan
 
 from cpython.dict cimport PyDict_Next, PyDict_Size
@@ -52,24 +53,30 @@ from cgcore._buffers cimport (
     cg_set_allocation_limit, cg_take_failed_bytes)
 # Arrow string columns (the columnar entry)
 from cgcore._columns cimport Column, TextColumn, _cell
+# a run's lines held by topic (runs whose topics are not contiguous)
+from cgcore._held cimport (STAGED, Held, Staged, _free_slabs, _held_free, _hold,
+                           _hold_again, _hold_group, _hold_staged, _link_group,
+                           _shift_lines, _take_slabs)
 # the qrels table: its layout and per-topic index
 from cgcore._qrels cimport QrelsState, QrelsTable, _check_topics
 from cgcore._rank_keys cimport random_tie_key
 # ranking and joining one topic: the entries, the sort, the qrels lookup, the output
 from cgcore._rank_topic cimport (
-    RULE_DOCNO_ASC, RULE_DOCNO_DESC, RULE_INPUT_ORDER, RULE_RANDOM, RunState, _docno_prefix,
-    _index_entries, _join_judgments, _kept, _rank_batch, _rank_current, _rank_entries,
-    _reserve_entries, _reserve_outputs, _set_entry, _use_topic)
-from cgcore._status cimport (BAD_LINE, DUPLICATE, NO_MEMORY, NOT_GROUPED, OK,
-                             QRELS_DUPLICATE, _settled, _stop_code)
+    RULE_DOCNO_ASC, RULE_DOCNO_DESC, RULE_INPUT_ORDER, RULE_RANDOM, Entry, RunState,
+    _docno_prefix, _index_entries, _join_judgments, _kept, _load_group, _rank_batch,
+    _rank_current, _rank_entries, _rank_group, _reserve_entries, _reserve_outputs,
+    _set_entry, _use_topic)
+from cgcore._status cimport (BAD_LINE, DUPLICATE, KEEP_ERROR, KEEP_FIRST, KEEP_LAST, NO_MEMORY,
+                             NOT_GROUPED, OK, QRELS_DUPLICATE, _settled, _stop_code)
 # interned strings
 from cgcore._strings cimport (
-    _strings_add_new, _strings_count, _strings_equal, _strings_find_after, _strings_free,
+    _strings_add, _strings_add_new, _strings_count, _strings_equal, _strings_find,
+    _strings_find_after, _strings_free,
     _strings_init, _strings_length, _strings_list, _strings_text)
 # lines, fields, numbers, UTF-8
 from cgcore._text cimport (
     CG_SIMD, MAX_FIELDS, PyUnicode_CheckExact, _exact_number, _line_end, _next_line,
-    _parse_number, _split, _utf8, _valid_utf8, cg_ascii_no_nul, cg_split64)
+    _parse_number, _skipped_line, _split, _utf8, _valid_utf8, cg_ascii_no_nul, cg_split64)
 
 
 import threading
@@ -78,6 +85,7 @@ import numpy as np
 
 cdef extern from "Python.h":
     bint PyDict_CheckExact(object o)
+    object PyUnicode_DecodeUTF8(const char* s, Py_ssize_t size, const char* errors)
 
 # status codes
 #: Whether the SSE2 line scanner is compiled in (False on non-x86 builds, MSVC, and
@@ -103,6 +111,11 @@ cdef enum:
     DICT_BATCH_DOCUMENTS = 1 << 14   # RunRanker.add_dict ranks the topics it collects in
                                      # batches of at least this many documents (or the last)
 DICT_BATCH = DICT_BATCH_DOCUMENTS    # (for the tests)
+
+# duplicates policies
+DUPLICATES_ERROR = KEEP_ERROR
+DUPLICATES_FIRST = KEEP_FIRST
+DUPLICATES_LAST = KEEP_LAST
 
 # tie rules
 TIES_DOCNO_DESC = RULE_DOCNO_DESC
@@ -165,8 +178,9 @@ cdef int _rank_columns(RunState* r, const Column* topics, const Column* docnos,
             r.lines.data[i] = row + 1
         r.lines.size = n
         r.n_lines_read += n
-        if _index_entries(r, n, True) != 0 or _join_judgments(r, n) != 0 \
-                or _rank_entries(r, n) != 0:
+        r.ranking_topic = topic
+        n = _index_entries(r, n, True)
+        if n < 0 or _join_judgments(r, n) != 0 or _rank_entries(r, n) != 0:
             return -1
         r.lines.size = 0
     return 0
@@ -183,10 +197,18 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
     cdef double score = 0.0     # (set by the parse; gcc cannot tell)
     cdef double tag_value
     cdef int parsed, tag_number
+    cdef Staged* staged
+    cdef bint plain = ascii and memchr(text, b'\r', size) == NULL
+    cdef Py_ssize_t skipped
     while position < size:
         r.lines_seen += 1
+        skipped = _skipped_line(text, position, size, plain, True, r.max_line)
+        if skipped >= 0:                # a comment or blank line: nothing to check
+            position = skipped
+            continue
         row = text + position
         n_fields = _next_line(text, position, size, starts, ends, &length)
+        r.stop_offset = position        # (where the line starts, if it is bad)
         if length > r.max_line or (not ascii and not _valid_utf8(<const uint8_t*>row, length)):
             r.status, r.status_line = BAD_LINE, r.lines_seen
             return -1
@@ -213,26 +235,50 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
             return -1
         if r.float32:
             score = <double>(<float>score)
-        if r.current < 0 or not _strings_equal(&r.topics, r.current, row + starts[0],
-                                               ends[0] - starts[0]):
-            if _rank_current(r) != 0:
+        if r.grouping:
+            if r.current < 0 or not _strings_equal(&r.topics, r.current, row + starts[0],
+                                                   ends[0] - starts[0]):
+                topic = _strings_add_new(&r.topics, row + starts[0], ends[0] - starts[0]) \
+                    if r.contiguous else _strings_add(&r.topics, row + starts[0],
+                                                      ends[0] - starts[0])
+                if topic == -1:                 # (contiguous) a topic came back
+                    r.status, r.status_line = NOT_GROUPED, r.lines_seen
+                    return -1
+                if topic < 0:
+                    r.status = _stop_code(topic)
+                    return -1
+                if _hold_group(&r.held, topic) != 0:
+                    r.status = NO_MEMORY
+                    return -1
+                r.current = topic
+            staged = &r.staged[r.n_staged]
+            staged.group, staged.docno = r.current, row + starts[2]
+            staged.n, staged.score, staged.line = ends[2] - starts[2], score, r.lines_seen
+            r.n_staged += 1
+            if r.n_staged == STAGED and _flush_staged(r) != 0:
                 return -1
-            topic = _strings_add_new(&r.topics, row + starts[0], ends[0] - starts[0])
-            if topic == -1:
-                r.status, r.status_line = NOT_GROUPED, r.lines_seen
+        else:
+            if r.current < 0 or not _strings_equal(&r.topics, r.current, row + starts[0],
+                                                   ends[0] - starts[0]):
+                if _rank_current(r) != 0:
+                    return -1
+                topic = _strings_add_new(&r.topics, row + starts[0], ends[0] - starts[0])
+                if topic == -1:
+                    r.status, r.status_line = NOT_GROUPED, r.lines_seen
+                    return -1
+                if topic < 0:
+                    r.status = _stop_code(topic)
+                    return -1
+                r.current = topic
+                if _use_topic(r, _strings_find_after(&r.qrels.topics, r.judgments_topic,
+                                                     row + starts[0], ends[0] - starts[0])) != 0:
+                    return -1
+            if _push_bytes(&r.docnos, row + starts[2], ends[2] - starts[2]) != 0 \
+                    or _push_int64(&r.doc_starts, r.docnos.size) != 0 \
+                    or _push_double(&r.scores, score) != 0 \
+                    or _push_int64(&r.lines, r.lines_seen) != 0:
+                r.status = NO_MEMORY
                 return -1
-            if topic < 0:
-                r.status = _stop_code(topic)
-                return -1
-            r.current = topic
-            if _use_topic(r, _strings_find_after(&r.qrels.topics, r.judgments_topic,
-                                                 row + starts[0], ends[0] - starts[0])) != 0:
-                return -1
-        if _push_bytes(&r.docnos, row + starts[2], ends[2] - starts[2]) != 0 \
-                or _push_int64(&r.doc_starts, r.docnos.size) != 0 \
-                or _push_double(&r.scores, score) != 0 or _push_int64(&r.lines, r.lines_seen) != 0:
-            r.status = NO_MEMORY
-            return -1
         r.n_lines_read += 1
         tag_row, last_tag_start, last_tag_end = row, starts[5], ends[5]
         if r.n_lines_read == 1:
@@ -247,6 +293,18 @@ cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogi
         if _push_bytes(&r.tag, tag_row + last_tag_start, last_tag_end - last_tag_start) != 0:
             r.status = NO_MEMORY
             return -1
+    return _flush_staged(r)         # (the staged docnos point into this block)
+
+
+cdef inline int _flush_staged(RunState* r) noexcept nogil:
+    """Hold the lines staged (see _hold_staged), before the block they point into is
+    gone (at the end of a feed, also one that stopped: they were read without a
+    fault); -1 when out of memory."""
+    cdef int failed = _hold_staged(&r.held, r.staged, r.n_staged) if r.n_staged else 0
+    r.n_staged = 0
+    if failed:
+        r.status = NO_MEMORY
+        return -1
     return 0
 
 
@@ -266,9 +324,84 @@ cdef void _take_following_rows(RunState* r, RunState* o) noexcept nogil:
     o.out_levels.capacity = o.out_judged.capacity = o.out_scores.capacity = 0
 
 
+cdef void _free_state(RunState* r) noexcept nogil:
+    """Free what a ranker's state holds (but rows it borrows)."""
+    _strings_free(&r.topics)
+    free(r.docnos.data)
+    free(r.doc_starts.data)
+    free(r.scores.data)
+    free(r.lines.data)
+    free(r.entries)
+    free(r.ranked)
+    free(r.seen)
+    free(r.scratch)
+    free(r.batch_judgments.data)
+    free(r.batch_ends.data)
+    free(r.counts.data)
+    free(r.judgment_topics.data)
+    if not r.rows_borrowed:
+        free(r.out_levels.data)
+        free(r.out_scores.data)
+        free(r.out_judged.data)
+    free(r.tag.data)
+    free(r.first_tag.data)
+    free(r.duplicate_docno.data)
+    _held_free(&r.held)
+
+
+cdef int _take_tags(RunState* r, RunState* o) noexcept nogil:
+    """The tags of ``o`` (the next part of the same run) after ``r``'s: the last line's
+    tag, and whether all agree; -1 when out of memory."""
+    if o.n_lines_read == 0:
+        return 0
+    if _extend(<void**>&r.tag.data, &r.tag.size, &r.tag.capacity, o.tag.data, o.tag.size, 1,
+               True) != 0:
+        return -1
+    if r.n_lines_read == 0:
+        if _extend(<void**>&r.first_tag.data, &r.first_tag.size, &r.first_tag.capacity,
+                   o.first_tag.data, o.first_tag.size, 1, True) != 0:
+            return -1
+        r.tags_differ = o.tags_differ
+    elif o.tags_differ or not _same_bytes(&r.first_tag, o.first_tag.data, o.first_tag.size):
+        r.tags_differ = True
+    return 0
+
+
+cdef int _take_duplicates(RunState* r, RunState* o, int64_t shift,
+                          int64_t topic_shift) noexcept nogil:
+    """Count ``o``'s repeated docnos with ``r``'s, its first (its lines ``shift`` later,
+    its topic ``topic_shift`` on) named if it comes first; -1 when out of memory."""
+    if o.n_duplicates == 0:
+        return 0
+    if r.n_duplicates == 0 or o.duplicate_line + shift < r.duplicate_line:
+        r.duplicate_line = o.duplicate_line + shift
+        r.duplicate_first_line = o.duplicate_first_line + shift
+        r.duplicate_topic = o.duplicate_topic + topic_shift
+        if _extend(<void**>&r.duplicate_docno.data, &r.duplicate_docno.size,
+                   &r.duplicate_docno.capacity, o.duplicate_docno.data,
+                   o.duplicate_docno.size, 1, True) != 0:
+            return -1
+    r.n_duplicates += o.n_duplicates
+    return 0
+
+
+HELD_RECORDS_PER_PART = 1 << 16   # held topics are ranked by several threads in parts of
+                                  # at least this many records
+
+
 cdef class RunRanker:
     """Parse a run in whole-line blocks, ranking and joining each topic against
-    ``qrels`` as soon as its lines end. Call :meth:`finish` after the last block."""
+    ``qrels`` as soon as its lines end (a run whose topics are contiguous: another topic
+    coming back stops it with NOT_GROUPED), or with ``grouping`` holding every line by
+    topic and ranking every topic once the input ends (any order; about half the run's
+    text held). Call :meth:`finish` after the last block.
+
+    ``duplicates``: DUPLICATES_ERROR (a docno twice in a topic is counted and named, see
+    :meth:`first_duplicate`, for the caller to raise), DUPLICATES_FIRST or
+    DUPLICATES_LAST (the first or the last occurrence kept, the others dropped and
+    counted). ``contiguous`` (with ``grouping``): a topic that comes back after another
+    stops it with NOT_GROUPED, as without ``grouping``, so that topics can be handed
+    out as they end (:meth:`take_held`)."""
 
     cdef RunState state
     cdef QrelsTable qrels
@@ -276,13 +409,18 @@ cdef class RunRanker:
     cdef bint handed_over
     cdef tuple rows            # the caller's (levels, judged, scores) while rows are borrowed
     cdef Py_ssize_t rows_at    # and where this ranker's rows start in them
+    cdef RunState* parts       # while finish() ranks held topics in parts: their states
+    cdef list part_bounds      # ... and the topics of each
 
     def __cinit__(self, QrelsTable qrels, int ties, bint float32, int64_t depth,
-                  uint64_t seed, bint keep_scores=True, Py_ssize_t max_line_bytes=-1):
+                  uint64_t seed, bint keep_scores=True, Py_ssize_t max_line_bytes=-1,
+                  int duplicates=KEEP_ERROR, bint grouping=False, bint contiguous=False):
         if not qrels.finished or qrels.state.status != OK:
             raise ValueError("the qrels table must be finished without error")
         if ties < RULE_DOCNO_DESC or ties > RULE_RANDOM:
             raise ValueError(f"unknown tie rule {ties}")
+        if duplicates < KEEP_ERROR or duplicates > KEEP_LAST:
+            raise ValueError(f"unknown duplicates policy {duplicates}")
         self.qrels = qrels
         self.state.qrels = &qrels.state
         self.state.ties = ties
@@ -294,30 +432,339 @@ cdef class RunRanker:
         self.state.out_levels.wide = qrels.state.relevance.wide
         self.state.current = -1
         self.state.judgments_topic = -1
+        self.state.duplicates = duplicates
+        self.state.grouping = grouping
+        self.state.contiguous = contiguous
         if _strings_init(&self.state.topics) != 0 or \
                 _push_int64(&self.state.doc_starts, 0) != 0:
             raise MemoryError()
 
     def __dealloc__(self):
-        _strings_free(&self.state.topics)
-        free(self.state.docnos.data)
-        free(self.state.doc_starts.data)
-        free(self.state.scores.data)
-        free(self.state.lines.data)
-        free(self.state.entries)
-        free(self.state.ranked)
-        free(self.state.seen)
-        free(self.state.scratch)
-        free(self.state.batch_judgments.data)
-        free(self.state.batch_ends.data)
-        free(self.state.counts.data)
-        free(self.state.judgment_topics.data)
-        if not self.state.rows_borrowed:
-            free(self.state.out_levels.data)
-            free(self.state.out_scores.data)
-            free(self.state.out_judged.data)
-        free(self.state.tag.data)
-        free(self.state.first_tag.data)
+        _free_state(&self.state)
+
+    @property
+    def grouping(self):
+        """Whether every line is held by topic until :meth:`finish`."""
+        return self.state.grouping
+
+    @property
+    def lines_seen(self):
+        """Physical lines fed so far (comment and blank lines included)."""
+        return self.state.lines_seen
+
+    @property
+    def stop_offset(self):
+        """With STATUS_BAD_LINE from :meth:`feed`: where the line starts in the block."""
+        return self.state.stop_offset
+
+    @property
+    def n_duplicates(self):
+        """Repeated docnos found (each a row the policy drops; with DUPLICATES_ERROR,
+        an error to raise)."""
+        return self.state.n_duplicates
+
+    def first_duplicate(self):
+        """(topic, docno, line of its first occurrence, line of the repeat) of the first
+        repeated docno by line (the repeat's line; for columns, its row + 1), or None."""
+        cdef RunState* r = &self.state
+        if r.n_duplicates == 0:
+            return None
+        return (r.topics.arena.data[r.topics.starts.data[r.duplicate_topic]:
+                                    r.topics.starts.data[r.duplicate_topic + 1]].decode("utf-8"),
+                r.duplicate_docno.data[:r.duplicate_docno.size].decode("utf-8")
+                if r.duplicate_docno.size else "",
+                r.duplicate_first_line, r.duplicate_line)
+
+    def topic_list(self):
+        """The run topics met so far, in order of first appearance."""
+        return _strings_list(&self.state.topics)
+
+    def held_run(self):
+        """For a grouping ranker fed a whole run, instead of :meth:`finish`: the lines
+        held, as a loaded Run's columns ``(topics, offsets, docnos, scores, lines,
+        tag)``:
+        topics in order of first appearance, topic t's rows ``offsets[t]:offsets[t + 1]``
+        in input order, docnos an object array of str, scores float64 as the ranker
+        holds them (make it with ``float32=False`` for the values as read), lines the
+        int64 line of each row; a docno repeated in a topic dropped by the duplicates
+        policy (and counted: :attr:`n_duplicates`, :meth:`first_duplicate`). Finishes
+        the ranker; None if it stopped (see :attr:`status`)."""
+        cdef RunState* r = &self.state
+        cdef Held* h = &r.held
+        cdef Py_ssize_t g, i, n, at = 0
+        cdef Entry* entry
+        if not r.grouping or self.finished or r.status != OK:
+            raise ValueError("held_run needs a grouping ranker, not finished, without error")
+        docnos = np.empty(h.n_records, object)
+        scores = np.empty(h.n_records, np.float64)
+        lines = np.empty(h.n_records, np.int64)
+        offsets = np.zeros(h.n_groups + 1, np.int64)
+        cdef object[:] docno_view = docnos
+        cdef double[::1] score_view = scores
+        cdef int64_t[::1] line_view = lines
+        cdef int64_t[::1] offset_view = offsets
+        self.finished = True
+        cg_take_failed_bytes()
+        for g in range(h.n_groups):
+            with nogil:
+                n = _load_group(r, h, g)
+                if n >= 0:
+                    n = _index_entries(r, n, True)
+            if n < 0:
+                _settled(&r.status, &r.failed_bytes)
+                return None
+            for i in range(n):
+                entry = &r.entries[i]
+                docno_view[at + i] = PyUnicode_DecodeUTF8(entry.docno, entry.length, NULL)
+                score_view[at + i] = entry.score
+                line_view[at + i] = r.lines.data[i]
+            at += n
+            offset_view[g + 1] = at
+        with nogil:
+            _held_free(h)
+        tag = r.tag.data[:r.tag.size].decode("utf-8") if r.tag.size else ""
+        return (_strings_list(&r.topics), offsets, docnos[:at], scores[:at], lines[:at], tag)
+
+    @property
+    def tag(self):
+        """The tag of the last data line read ("" before any)."""
+        return self.state.tag.data[:self.state.tag.size].decode("utf-8") \
+            if self.state.tag.size else ""
+
+    def first_line(self, str topic):
+        """(grouping) The line of the first record held for ``topic``, or -1 (no such
+        topic, or none of its lines held)."""
+        cdef Py_ssize_t n
+        cdef const char* text = _utf8(topic, &n)
+        cdef int64_t index
+        if text == NULL:
+            return -1
+        index = _strings_find(&self.state.topics, text, n)
+        if index < 0 or index >= self.state.held.n_groups \
+                or self.state.held.groups[index].head == NULL:
+            return -1
+        return self.state.held.groups[index].head.first_line
+
+    def take_held(self, bint last=False):
+        """For a grouping ranker streaming a run topic by topic (made ``contiguous``: a
+        topic that comes back after another stops it with STATUS_NOT_GROUPED): every
+        topic held but the one whose lines are being read (with ``last``, that one too:
+        the input ended),
+        each ``(topic, docnos, scores, lines)`` (an object array of str, float64, int64;
+        in input order, a repeated docno dropped by the policy and counted, see
+        :meth:`first_duplicate`), in order of first appearance; their memory is given
+        back. None if out of memory (see :attr:`status`)."""
+        cdef RunState* r = &self.state
+        cdef Held* h = &r.held
+        cdef Py_ssize_t g, i, n, keep = -1 if last else r.current
+        cdef Entry* entry
+        if not r.grouping or self.finished or r.status != OK:
+            raise ValueError("take_held needs a grouping ranker, not finished, without error")
+        taken = []
+        cg_take_failed_bytes()
+        for g in range(h.n_groups):
+            if h.groups[g].taken or g == keep:
+                continue
+            with nogil:
+                n = _load_group(r, h, g)
+                if n >= 0:
+                    n = _index_entries(r, n, True)
+            if n < 0:
+                _settled(&r.status, &r.failed_bytes)
+                return None
+            docnos = np.empty(n, object)
+            scores = np.empty(n, np.float64)
+            lines = np.empty(n, np.int64)
+            for i in range(n):
+                entry = &r.entries[i]
+                docnos[i] = PyUnicode_DecodeUTF8(entry.docno, entry.length, NULL)
+                scores[i] = entry.score
+                lines[i] = r.lines.data[i]
+            taken.append((_strings_text(&r.topics, g)[:_strings_length(&r.topics, g)]
+                          .decode("utf-8"), docnos, scores, lines))
+            h.groups[g].taken = True
+            h.groups[g].head = h.groups[g].tail = NULL
+            h.groups[g].n = 0
+        with nogil:
+            if keep >= 0 and _hold_again(h, keep) != 0:
+                r.status = NO_MEMORY
+            elif keep < 0:
+                _free_slabs(h)
+        if r.status != OK:
+            _settled(&r.status, &r.failed_bytes)
+            return None
+        if last:
+            self.finished = True
+        return taken
+
+    def append_held(self, RunRanker other not None):
+        """Hold the lines of ``other`` (the next part of the same run, read by another
+        grouping ranker; neither finished) after this ranker's own, as if one ranker had
+        read both parts: its records are taken over, not copied, each topic's after this
+        ranker's lines of the same topic. ``other`` is left empty. Returns the status."""
+        if not (self.state.grouping and other.state.grouping) or self.finished \
+                or other.finished or other is self:
+            raise ValueError("append_held needs two distinct grouping rankers, not finished")
+        if self.state.status != OK or other.state.status != OK:
+            raise ValueError("append_held needs two rankers without error")
+        cdef RunState* r = &self.state
+        cdef RunState* o = &other.state
+        cdef Py_ssize_t i
+        cdef int64_t topic
+        cg_take_failed_bytes()
+        with nogil:
+            _shift_lines(&o.held, r.lines_seen)
+            if _take_slabs(&r.held, &o.held) != 0:
+                r.status = NO_MEMORY
+            for i in range(_strings_count(&o.topics)):
+                if r.status != OK:
+                    break
+                topic = _strings_add(&r.topics, _strings_text(&o.topics, i),
+                                     _strings_length(&o.topics, i))
+                if topic < 0:
+                    r.status = _stop_code(topic)
+                elif _hold_group(&r.held, topic) != 0:
+                    r.status = NO_MEMORY
+                else:
+                    _link_group(&r.held, topic, &o.held.groups[i])
+            if r.status == OK and _take_tags(r, o) != 0:
+                r.status = NO_MEMORY
+        if r.status != OK:
+            return _settled(&r.status, &r.failed_bytes)
+        r.current = -1
+        r.n_lines_read += o.n_lines_read
+        r.lines_seen += o.lines_seen
+        _held_free(&o.held)
+        other.finished = other.handed_over = True
+        return r.status
+
+    cdef int _rank_held(self, int threads) except -1:
+        """finish()'s work for a grouping ranker: rank every held topic (in parts of
+        topics ranked by up to ``threads`` threads, each into its place in the output),
+        then free what was held."""
+        cdef RunState* r = &self.state
+        cdef Held* h = &r.held
+        cdef Py_ssize_t g, n_groups = h.n_groups, total = 0, part, n_parts, at, rows
+        cdef int64_t records = 0
+        cdef RunState* sub
+        for g in range(n_groups):
+            total += _kept(r.depth, h.groups[g].n)
+        if _reserve_outputs(r, total) != 0:
+            return 0
+        n_parts = min(threads * 4 if threads > 1 else 1,
+                      max(1, h.n_records // HELD_RECORDS_PER_PART))
+        if n_parts <= 1:
+            with nogil:
+                for g in range(n_groups):
+                    if _rank_group(r, h, &r.topics, g) != 0:
+                        break
+                _held_free(h)
+            return 0
+        bounds = [0]                    # topics of about equal records per part
+        for g in range(n_groups):
+            records += h.groups[g].n
+            if records * n_parts >= h.n_records * len(bounds) and len(bounds) < n_parts:
+                bounds.append(g + 1)
+        if bounds[len(bounds) - 1] != n_groups:     # (no negative indexes: wraparound off)
+            bounds.append(n_groups)
+        n_parts = len(bounds) - 1
+        self.parts = <RunState*>cg_calloc(n_parts, sizeof(RunState))
+        if self.parts == NULL:
+            r.status = NO_MEMORY
+            return 0
+        self.part_bounds = bounds
+        at = r.out_levels.size
+        for part in range(n_parts):
+            sub = &self.parts[part]
+            sub.qrels, sub.ties, sub.float32, sub.depth = r.qrels, r.ties, r.float32, r.depth
+            sub.seed, sub.keep_scores, sub.duplicates = r.seed, r.keep_scores, r.duplicates
+            sub.max_line, sub.current, sub.judgments_topic = r.max_line, -1, -1
+            sub.out_levels.wide = r.out_levels.wide
+            sub.rows_borrowed = True
+            rows = 0
+            for g in range(bounds[part], bounds[part + 1]):
+                rows += _kept(r.depth, h.groups[g].n)
+            sub.out_levels.data = <char*>r.out_levels.data + at * _level_bytes(&r.out_levels)
+            sub.out_judged.data = r.out_judged.data + at
+            if r.keep_scores:
+                sub.out_scores.data = r.out_scores.data + at
+            sub.out_levels.capacity = sub.out_judged.capacity = rows
+            sub.out_scores.capacity = rows if r.keep_scores else 0
+            at += rows
+        try:
+            work = [0, threading.Lock()]
+            helpers = [threading.Thread(target=self._rank_parts, args=(work,))
+                       for _ in range(1, min(threads, n_parts))]
+            for helper in helpers:
+                helper.start()
+            try:
+                self._rank_parts(work)
+            finally:
+                for helper in helpers:
+                    helper.join()
+            with nogil:
+                self._gather_parts(n_parts)
+        finally:
+            for part in range(n_parts):
+                _free_state(&self.parts[part])
+            free(self.parts)
+            self.parts = NULL
+            self.part_bounds = None
+        with nogil:
+            _held_free(h)
+        return 0
+
+    def _rank_parts(self, list work):
+        """A thread's share of _rank_held: the next part not taken, until none is left."""
+        cdef Py_ssize_t part = 0, g, first, stop
+        cdef RunState* sub
+        while True:
+            with work[1]:
+                part = work[0]
+                if part >= len(self.part_bounds) - 1:
+                    return
+                work[0] = part + 1
+            sub = &self.parts[part]
+            first, stop = self.part_bounds[part], self.part_bounds[part + 1]
+            with nogil:
+                cg_take_failed_bytes()
+                for g in range(first, stop):
+                    if _rank_group(sub, &self.state.held, &self.state.topics, g) != 0:
+                        break
+                _settled(&sub.status, &sub.failed_bytes)
+
+    cdef void _gather_parts(self, Py_ssize_t n_parts) noexcept nogil:
+        """The parts' rankings as this ranker's: their counts and qrels topics in order,
+        their rows moved together (a part that dropped repeated docnos wrote fewer than
+        it had room for), their repeated docnos counted; the first part that stopped
+        gives the status."""
+        cdef RunState* r = &self.state
+        cdef RunState* sub
+        cdef Py_ssize_t part, item = _level_bytes(&r.out_levels), n
+        for part in range(n_parts):
+            sub = &self.parts[part]
+            if sub.status != OK:
+                r.status, r.failed_bytes = sub.status, sub.failed_bytes
+                return
+            n = sub.out_levels.size
+            if <char*>sub.out_levels.data != <char*>r.out_levels.data + r.out_levels.size * item:
+                memmove(<char*>r.out_levels.data + r.out_levels.size * item,
+                        sub.out_levels.data, n * item)
+                memmove(r.out_judged.data + r.out_judged.size, sub.out_judged.data, n)
+                if r.keep_scores:
+                    memmove(r.out_scores.data + r.out_scores.size, sub.out_scores.data, n * 8)
+            r.out_levels.size += n
+            r.out_judged.size += n
+            if r.keep_scores:
+                r.out_scores.size += n
+            if _extend(<void**>&r.counts.data, &r.counts.size, &r.counts.capacity,
+                       sub.counts.data, sub.counts.size, 8) != 0 \
+                    or _extend(<void**>&r.judgment_topics.data, &r.judgment_topics.size,
+                               &r.judgment_topics.capacity, sub.judgment_topics.data,
+                               sub.judgment_topics.size, 8) != 0 \
+                    or _take_duplicates(r, sub, 0, 0) != 0:
+                r.status = NO_MEMORY
+                return
 
     @property
     def tags_agree(self):
@@ -332,8 +779,8 @@ cdef class RunRanker:
         cdef Py_ssize_t size = text.shape[0]
         with nogil:
             cg_take_failed_bytes()
-            if size:
-                _run_feed(&self.state, data, size)
+            if size and _run_feed(&self.state, data, size) != 0 and self.state.n_staged:
+                _flush_staged(&self.state)      # (a stop: the lines before it still held)
         return _settled(&self.state.status, &self.state.failed_bytes)
 
     def add_dict(self, run, Py_ssize_t first=0, Py_ssize_t stop=-1):
@@ -600,20 +1047,13 @@ cdef class RunRanker:
                             o.counts.data, o.counts.size, 8) != 0
                     or _extend(<void**>&r.judgment_topics.data, &r.judgment_topics.size,
                                &r.judgment_topics.capacity, o.judgment_topics.data,
-                               o.judgment_topics.size, 8) != 0
-                    or (o.n_lines_read > 0 and _extend(
-                        <void**>&r.tag.data, &r.tag.size, &r.tag.capacity, o.tag.data,
-                        o.tag.size, 1, True) != 0)):
+                               o.judgment_topics.size, 8) != 0):
                 r.status = NO_MEMORY
-        if r.status == OK and o.n_lines_read > 0:
-            if r.n_lines_read == 0:
-                if _extend(<void**>&r.first_tag.data, &r.first_tag.size, &r.first_tag.capacity,
-                           o.first_tag.data, o.first_tag.size, 1, True) != 0:
-                    r.status = NO_MEMORY
-                r.tags_differ = o.tags_differ
-            elif o.tags_differ or not _same_bytes(&r.first_tag, o.first_tag.data,
-                                                  o.first_tag.size):
-                r.tags_differ = True
+        if r.status == OK and (_take_tags(r, o) != 0
+                               or _take_duplicates(r, o, r.lines_seen,
+                                                   _strings_count(&r.topics)
+                                                   - _strings_count(&o.topics)) != 0):
+            r.status = NO_MEMORY
         if r.status != OK:
             return _settled(&r.status, &r.failed_bytes)
         r.n_lines_read += o.n_lines_read
@@ -627,13 +1067,17 @@ cdef class RunRanker:
         other.handed_over = True
         return r.status
 
-    def finish(self):
-        """Rank the last topic; returns the status."""
+    def finish(self, int threads=1):
+        """Rank the last topic, or for a grouping ranker every topic held (by up to
+        ``threads`` threads); returns the status."""
         if self.state.status == OK and not self.finished:
-            with nogil:
-                cg_take_failed_bytes()
-                _rank_current(&self.state)
-                _settled(&self.state.status, &self.state.failed_bytes)
+            cg_take_failed_bytes()
+            if self.state.grouping:
+                self._rank_held(threads)
+            else:
+                with nogil:
+                    _rank_current(&self.state)
+            _settled(&self.state.status, &self.state.failed_bytes)
         self.finished = True
         return self.state.status
 
@@ -689,7 +1133,10 @@ cdef class RunRanker:
         elif found >= 0:
             r.status = QRELS_DUPLICATE
         else:
-            q.unchecked = False
+            q.unchecked = False     # what names a row's line is no longer needed
+            free(q.by_topic)
+            q.by_topic = NULL
+            _release_int64s(&q.comment_rows)
         return r.status
 
     def same_topics(self):

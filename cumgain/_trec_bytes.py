@@ -10,6 +10,11 @@ import re
 import zlib
 from typing import BinaryIO, Iterator
 
+import numpy as np
+
+from cumgain._trec_lines import _long_line_error
+from cumgain.exceptions import FormatError
+
 _READ = 1 << 20         # read 1 MiB at a time from a file or a gzip stream
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
@@ -155,3 +160,77 @@ def _salvage(decoder, data: bytes) -> Iterator[bytes]:
             piece = decoder.unconsumed_tail
             if decoder.eof:
                 return
+
+
+_BATCH = 1 << 23        # _batches yields about 8 MiB of text at a time
+
+
+def _batches(stream: BinaryIO, source: str, limit: int) -> Iterator[tuple[bytes, int]]:
+    """Yield ``(text, first_line)``: runs of whole lines of the decompressed
+    input, each about ``_BATCH`` bytes, and the number of their first line.
+
+    A line longer than ``limit`` bytes (see :func:`max_line_bytes`) raises its
+    FormatError as soon as it is met, once the lines before it have been yielded (their
+    errors come first); so at most a batch, the limit and a read are ever held, whatever
+    the input (a file without newlines, ``/dev/zero``, a gzip bomb)."""
+    parts: list[bytes] = []  # read, not yet yielded: whole lines, then the unfinished one
+    size = 0                 # bytes in parts
+    complete = 0             # of which the first `complete` end with a newline
+    first_line = 1           # the number of the first line in parts
+    try:
+        for chunk in _text_chunks(stream):
+            tail = size - complete              # the unfinished line before this chunk
+            first = chunk.find(b"\n")
+            if first < 0:
+                long_at = size - tail if tail + len(chunk) > limit else -1
+            elif tail + first > limit:          # the unfinished line ends too long
+                long_at = size - tail
+            else:
+                last = chunk.rfind(b"\n")
+                inner = _long_line_at(chunk, first, last, limit)
+                if inner >= 0:
+                    long_at = size + inner
+                elif len(chunk) - last - 1 > limit:
+                    long_at = size + last + 1
+                else:
+                    long_at = -1
+                    complete = size + last + 1
+            parts.append(chunk)
+            size += len(chunk)
+            if long_at >= 0:
+                text = b"".join(parts)
+                if long_at > 0:
+                    yield text[:long_at], first_line        # whole lines: parsed first
+                    first_line += text.count(b"\n", 0, long_at)
+                raise _long_line_error(source, first_line, text[long_at:long_at + limit],
+                                       limit)
+            if complete >= _BATCH:
+                text = b"".join(parts)
+                yield text[:complete], first_line
+                first_line += text.count(b"\n", 0, complete)
+                parts = [text[complete:]] if complete < size else []
+                size -= complete
+                complete = 0
+    except _Compressed as error:
+        raise FormatError(source, 0, str(error)) from None
+    except _Corrupt as error:
+        done = first_line - 1 + sum(part.count(b"\n") for part in parts)
+        where = f"after line {done}" if done else "before the first complete line"
+        raise FormatError(
+            source, done,
+            f"truncated or corrupt gzip data {where} (the last line read in full): {error}",
+        ) from None
+    text = b"".join(parts)
+    if text:
+        yield text, first_line
+
+
+def _long_line_at(chunk: bytes, first: int, last: int, limit: int) -> int:
+    """Where the first line longer than ``limit`` bytes starts among the whole lines of
+    ``chunk`` after its newline at ``first`` up to its newline at ``last``; -1 if none."""
+    if last - first - 1 <= limit:
+        return -1
+    ends = np.flatnonzero(np.frombuffer(chunk, np.uint8, last - first + 1, first) == 10)
+    lengths = np.diff(ends) - 1
+    long = np.flatnonzero(lengths > limit)
+    return -1 if not len(long) else first + int(ends[long[0]]) + 1

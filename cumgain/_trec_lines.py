@@ -264,3 +264,24 @@ def _long_line_error(source: str, line: int, prefix: bytes, limit: int) -> Forma
         message = (f"line longer than {limit:,} bytes, the most a line may have (set "
                    f"CUMGAIN_MAX_LINE_BYTES or cumgain.trec_io.MAX_LINE_BYTES to read it)")
     return FormatError(source, line, message, _shown(prefix))
+
+
+def line_error(source: str, kind: _Kind, line_number: int, line: bytes,
+               limit: int) -> FormatError:
+    """The error of one line that the native reader stopped at: ``line`` (its bytes,
+    without the newline; at least the first ``limit`` + 1 bytes of a longer one), read
+    from line ``line_number`` of ``source``, worded as the reference reader words it
+    (its checks in their order, on this line alone: the lines before it were read
+    without a fault). A line the rules find nothing wrong with gets an error that says
+    so (the two readers disagree: a bug to report)."""
+    if len(line) > limit:
+        return _long_line_error(source, line_number, line[:limit], limit)
+    text = line + b"\n"
+    try:
+        batch = _parse_batch(text, line_number, source, kind)
+        if batch is not None:
+            _parse_numbers(batch[2], batch[3], text, line_number, source, kind)
+    except FormatError as error:
+        return error
+    return FormatError(source, line_number, "the native reader could not read this line "
+                       "(please report it: the reference reader reads it)", _shown(line))

@@ -23,7 +23,7 @@ _POLICIES: tuple[DuplicatePolicy, ...] = get_args(DuplicatePolicy)
 
 
 class DuplicatesDroppedWarning(UserWarning):
-    """``duplicates="first"`` dropped repeated (topic, docno) rows."""
+    """``duplicates="first"`` or ``"last"`` dropped repeated (topic, docno) rows."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,10 +135,16 @@ def _assemble(source: str, topics: Sequence[str], tidx: np.ndarray, docnos: list
             raise FormatError(source, int(lines[i]), f"{what}: {where}")
         warnings.warn(
             f"{source}: dropped {len(dropped)} duplicate ({topic_word}, {doc_word}) "
-            f"row(s), keeping the first occurrence of each; the first was {what}: {where}",
-            DuplicatesDroppedWarning, stacklevel=_user_stacklevel())
+            f"row(s), keeping the {duplicates} occurrence of each; the first was {what}: "
+            f"{where}", DuplicatesDroppedWarning, stacklevel=_user_stacklevel())
         keep = np.ones(n, dtype=bool)
-        keep[[i for _, i in dropped]] = False
+        if duplicates == "last":        # every occurrence but the last of each docno
+            last: dict[int, int] = {}
+            for j, i in dropped:
+                last[j] = max(last.get(j, j), i)
+            keep[[j for j in last] + [i for j, i in dropped if i != last[j]]] = False
+        else:
+            keep[[i for _, i in dropped]] = False
         tidx, values = tidx[keep], values[keep]
         lines = None if lines is None else lines[keep]
         docnos = list(compress(docnos, keep.tolist()))
@@ -152,7 +158,8 @@ def _assemble(source: str, topics: Sequence[str], tidx: np.ndarray, docnos: list
 
 # The modules of the reader (trec_io and those behind it), which a warning does not point at.
 _READER_MODULES = frozenset({"cumgain.trec_io", "cumgain._trec_frontends",
-                             "cumgain._trec_lines", "cumgain._trec_bytes", __name__})
+                             "cumgain._trec_lines", "cumgain._trec_bytes", __name__,
+                             "cumgain.native", "cumgain._native_blocks"})
 
 
 def _user_stacklevel() -> int:

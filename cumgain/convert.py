@@ -151,9 +151,10 @@ def convert_run(path: PathLike, out: PathLike, *,
                 temp_dir: Optional[str] = None) -> Converted:
     """Write the TREC run file at ``path`` (plain or gzip) to the Parquet folder ``out``,
     streamed (see the module docstring); ``duplicates``: a docno twice in a topic is an
-    error naming both lines (``"error"``) or the first is kept (``"first"``)."""
-    if duplicates not in ("error", "first"):
-        raise InputError(f"duplicates must be 'error' or 'first', got {duplicates!r}")
+    error naming both lines (``"error"``), or the first (``"first"``) or the last
+    (``"last"``) is kept."""
+    if duplicates not in ("error", "first", "last"):
+        raise InputError(f"duplicates must be 'error', 'first' or 'last', got {duplicates!r}")
     if isinstance(rows_per_file, bool) or not isinstance(rows_per_file, (int, np.integer)) \
             or rows_per_file < 1:
         raise InputError(f"rows_per_file must be a positive integer, got {rows_per_file!r}")
@@ -179,19 +180,18 @@ def convert_run(path: PathLike, out: PathLike, *,
 def _streamed(path: Any, folder: str, by_topic: bool, rows_per_file: int,
               duplicates: DuplicatePolicy, temp_dir: Optional[str]) -> Converted:
     parts = _Parts(folder, rows_per_file, by_topic)
-    reader = stream._TopicReader(path)
-    dropped: list = []
+    reader = stream._TopicReader(path, duplicates)
     with tempfile.TemporaryDirectory(prefix="cumgain-convert-", dir=temp_dir) as scratch:
         spill = _TopicSpill(os.path.join(scratch, "topics.arrow")) if by_topic else None
         for topic in reader:
-            documents = stream._documents(topic, duplicates, reader.source, dropped)
+            documents = stream._documents(topic)
             docnos = list(documents)
             scores = np.fromiter(documents.values(), np.float64, len(documents))
             (spill or parts).add(topic.topic, docnos, scores)
         if spill is not None:
             spill.write_sorted(parts)
     parts.flush()
-    stream.warn_dropped(reader.source, dropped, stacklevel=4)
+    stream.warn_dropped(reader.source, reader.dropped, duplicates, stacklevel=4)
     return Converted(parts.files, parts.rows, len(reader.topics), reader.source, True)
 
 

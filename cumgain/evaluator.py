@@ -3,12 +3,12 @@
 Pipeline (Python composes, the loops run in ``cgcore``; nothing here loops over
 topics or documents):
 
-1. load qrels and run (files, dicts or DataFrames: :mod:`cumgain.trec_io`);
+1. read qrels and run (files, streams, dicts, DataFrames, Arrow tables), rank each
+   topic (``ties=``, ``score_precision=``), cut at ``depth`` (-M) and join its documents
+   with their judgments, in C (:mod:`cumgain.native`);
 2. choose the topics (``topics=`` policy) and report the ones left out;
-3. join run documents to judgments (sorted keys, vectorised);
-4. rank each topic (``ties=``, ``score_precision=``), cut at ``depth`` (-M), drop
-   unjudged documents if ``judged_only`` (-J);
-5. compute each measure with one batched kernel call; average.
+3. drop unjudged documents if ``judged_only`` (-J);
+4. compute each measure with one batched kernel call; average.
 
 Policies, each with trec_eval's behaviour as the default:
 
@@ -36,6 +36,7 @@ topics without judgments are returned in :class:`Evaluation` and announced with 
 """
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import functools
 import itertools
@@ -56,6 +57,7 @@ from cgcore import _measures as kernels
 from cgcore import _trec
 from cgcore._convert import topic_dicts
 from cumgain import _display as display
+from cumgain._native_blocks import auto_threads, check_threads, parts_for
 from cumgain._optional import require
 from cumgain.batch import Ragged
 from cumgain.exceptions import InputError, SumOverflowError
@@ -65,13 +67,7 @@ from cumgain.limits import real_number, whole_number
 from cumgain.measures import Measure, parse_measures
 from cumgain.measures.batch import Batch, Shared, judged_only_flag
 from cumgain.measures.binary import RECALL_ROUNDING
-from cumgain.native import (
-    RankedInput,
-    auto_threads,
-    check_threads,
-    parts_for,
-    read_ranked,
-)
+from cumgain.native import RankedInput, read_ranked
 from cumgain.ranked import (
     RankedBatch,
     Scratch,
@@ -86,7 +82,6 @@ from cumgain.ranked import (
     topic_of_rows,
     topic_range,
 )
-from cumgain.trec_io import Qrels, Run, load_qrels, load_run
 from cumgain.types import DuplicatePolicy, RecallCutoffs, ScorePrecision, TieRule, TopicPolicy
 
 if TYPE_CHECKING:
@@ -238,41 +233,6 @@ def ranked_order(scores: np.ndarray, doc_ids: np.ndarray, offsets: np.ndarray, *
         positions_in_topic(offsets) < depth
     counts = np.bincount(topic[keep], minlength=len(offsets) - 1)
     return offsets_from_counts(counts), order[keep]
-
-
-def _rank(qrels: Qrels, run: Run, topics: Sequence[str], *, ties: TieRule,
-          score_precision: ScorePrecision, seed: int, depth: Optional[int]) -> RankedBatch:
-    """The reference path (any input form): join, rank and cut with numpy and cgcore."""
-    run_index = {topic: i for i, topic in enumerate(run.topics)}
-    qrels_index = {topic: i for i, topic in enumerate(qrels.topics)}
-    run_rows, run_offsets = gather(
-        run.offsets, np.array([run_index.get(t, -1) for t in topics], dtype=np.int64))
-    qrels_rows, qrels_offsets = gather(
-        qrels.offsets, np.array([qrels_index.get(t, -1) for t in topics], dtype=np.int64))
-
-    doc_ids, n_docs = _docno_ids(np.concatenate([run.docnos[run_rows], qrels.docnos[qrels_rows]]))
-    run_docs, qrels_docs = doc_ids[:len(run_rows)], doc_ids[len(run_rows):]
-
-    # Join: each run row's judgment, by sorted (topic, docno) keys.
-    qrels_keys = topic_of_rows(qrels_offsets) * n_docs + qrels_docs
-    key_order = np.argsort(qrels_keys, kind="stable")
-    sorted_keys = qrels_keys[key_order]
-    run_keys = topic_of_rows(run_offsets) * n_docs + run_docs
-    found_at = np.searchsorted(sorted_keys, run_keys)
-    found_at = np.minimum(found_at, max(len(sorted_keys) - 1, 0))
-    in_qrels = (sorted_keys[found_at] == run_keys) if len(sorted_keys) else \
-        np.zeros(len(run_keys), dtype=bool)
-    qrels_levels = qrels.relevance[qrels_rows].astype(np.float64)
-    levels = np.where(in_qrels, qrels_levels[key_order][found_at] if len(sorted_keys) else 0.0,
-                      0.0)
-    judged = in_qrels & (levels >= 0)     # a negative level stays: pooled, not judged
-
-    scores = compared_scores(run.scores[run_rows], score_precision)
-    offsets, kept = ranked_order(scores, run_docs, run_offsets, ties=ties, seed=seed,
-                                 depth=depth)
-    return RankedBatch(offsets=offsets, levels=levels[kept],
-                   judged=judged[kept], scores=scores[kept],
-                   qrels_offsets=qrels_offsets, qrels_levels=qrels_levels)
 
 
 def _universe(native: RankedInput, topics: Sequence[str]) -> tuple[RankedBatch, np.ndarray]:
@@ -507,6 +467,53 @@ def _pick(items: list[str], positions: np.ndarray) -> tuple[str, ...]:
     return operator.itemgetter(*positions.tolist())(items)
 
 
+@dataclass
+class ReadInput:
+    """A run and its judgments read for :func:`rank` (by the native reader, or by the
+    reference reader: see :data:`READER`): the run's topics in order of appearance,
+    its tag, the qrels topics without judgments; ``judged()``: the judged topics (a
+    container) and sorted, asked for only where the run's topics are not the judged
+    ones (a table's ids are then decoded); ``same``: the run ranks exactly the judged
+    topics, in their order, so that ``rank_all()`` gives every topic's ranking in run
+    order; ``rank_chosen(topics)``: the rankings of any topics and where each sits in
+    them; ``release()`` frees what was read for this ranking alone."""
+
+    run_topics: Sequence[str]
+    run_tag: str
+    tags_agree: bool
+    empty: tuple[str, ...]
+    judged: Callable[[], tuple[Any, tuple[str, ...]]]
+    same: bool
+    rank_all: Callable[[], RankedBatch]
+    rank_chosen: Callable[[Sequence[str]], tuple[RankedBatch, np.ndarray]]
+    release: Callable[[], None]
+
+
+def read_native(qrels: Any, run: Any, *, ties: TieRule, score_precision: ScorePrecision,
+                seed: int, depth: Optional[int], duplicates: DuplicatePolicy,
+                threads: Optional[int]) -> ReadInput:
+    """The run and its judgments read, ranked and joined by the native reader
+    (:func:`cumgain.native.read_ranked`)."""
+    native = read_ranked(qrels, run, ties=ties, score_precision=score_precision, seed=seed,
+                         depth=depth, duplicates=duplicates, threads=threads)
+    return ReadInput(
+        native.run_topics, native.tag, native.tags_agree, native.judgments.empty_topics,
+        # native judgments keep their topic index and sorted topics: a table prepared
+        # once for many runs (a Dask run's partitions) costs each one pass over them
+        lambda: (native.judgments.topic_index, native.judgments.sorted_topics),
+        native.same_topics,
+        lambda: _as_ranked(native, native.run_offsets, native.qrels_offsets,
+                           native.qrels_levels),
+        functools.partial(_universe, native), native.release)
+
+
+READER: contextvars.ContextVar[Callable[..., ReadInput]] = contextvars.ContextVar(
+    "READER", default=read_native)
+"""What reads a run and its judgments for :func:`rank` and :func:`evaluate`: the native
+reader. :mod:`cumgain.reference_reading` sets the pure-Python reference reader here
+for the tests that compare the two (its ``using_reference_reader()``)."""
+
+
 def _ranking(qrels: Any, run: Any, *, ties: TieRule, score_precision: ScorePrecision,
              depth: Optional[int], topics: TopicPolicy, duplicates: DuplicatePolicy,
              seed: Optional[int], warn: bool, threads: Optional[int]
@@ -521,34 +528,17 @@ def _ranking(qrels: Any, run: Any, *, ties: TieRule, score_precision: ScorePreci
     _check_depth(depth)
     check_threads(threads)
     seed = _resolve_seed(seed)
-    native = read_ranked(qrels, run, ties=ties, score_precision=score_precision, seed=seed,
-                         depth=depth, duplicates=duplicates, threads=threads)
-    empty: tuple[str, ...]
+    read = READER.get()(qrels, run, ties=ties, score_precision=score_precision, seed=seed,
+                        depth=depth, duplicates=duplicates, threads=threads)
     chosen: Sequence[str]
     run_only: tuple[str, ...]
     missing: tuple[str, ...]
-    if native is not None:
-        run_topics_all, run_tag, empty = native.run_topics, native.tag, ()
-        tags_agree = native.tags_agree
+    run_topics_all, empty = read.run_topics, read.empty
+    if read.same:   # the usual case: the same topics judged and ranked, in the same order
+        order = _byte_order(list(run_topics_all))
+        chosen, run_only, missing = _pick(list(run_topics_all), order), (), ()
     else:
-        qrels = load_qrels(qrels, duplicates=duplicates)
-        run = load_run(run, duplicates=duplicates)
-        judged_counts = np.diff(qrels.offsets)
-        empty = tuple(t for t, n in zip(qrels.topics, judged_counts) if n == 0)
-        run_topics_all, run_tag, tags_agree = run.topics, run.tag, run.tags_agree
-
-    same = native is not None and native.same_topics
-    if same:        # the usual case: the same topics judged and ranked, in the same order
-        order = _byte_order(run_topics_all)
-        chosen, run_only, missing = _pick(run_topics_all, order), (), ()
-    else:
-        # native judgments keep their topic index and sorted topics: a table prepared
-        # once for many runs (a Dask run's partitions) costs each one pass over them
-        if native is not None:
-            judged, judged_sorted = native.judgments.topic_index, native.judgments.sorted_topics
-        else:
-            judged = set(qrels.topics) - set(empty)
-            judged_sorted = tuple(sorted(judged))
+        judged, judged_sorted = read.judged()
         run_topics = set(run_topics_all)
         run_only = tuple(sorted(t for t in run_topics if t not in judged))
         missing = tuple(itertools.filterfalse(run_topics.__contains__, judged_sorted))
@@ -562,27 +552,17 @@ def _ranking(qrels: Any, run: Any, *, ties: TieRule, score_precision: ScorePreci
         warnings.warn(topics_warning(run_only, missing, empty, topics), TopicsWarning,
                       stacklevel=3)
 
-    if same:
-        everything = _as_ranked(native, native.run_offsets, native.qrels_offsets,
-                                native.qrels_levels)
-        chosen_index = order
-    elif native is not None:
-        everything, chosen_index = _universe(native, chosen)
+    if read.same:
+        everything, chosen_index = read.rank_all(), order
     else:
-        everything = _rank(qrels, run, chosen, ties=ties, score_precision=score_precision,
-                           seed=seed, depth=depth)
-        chosen_index = np.arange(len(chosen))
+        everything, chosen_index = read.rank_chosen(chosen)
     policies = dict(depth=depth, topics=topics, ties=ties, score_precision=score_precision,
                     seed=seed)
     ranking = Ranking(topics=tuple(chosen), run_only_topics=run_only, missing_topics=missing,
-                      empty_qrels_topics=empty, run_tag=run_tag, policies=policies,
+                      empty_qrels_topics=empty, run_tag=read.run_tag, policies=policies,
                       _everything=everything, _chosen_index=chosen_index,
-                      run_tags_agree=tags_agree)
-    return ranking, (native.release if native is not None else _nothing)
-
-
-def _nothing() -> None:
-    """Nothing to free (the reference reader's tables are Python's)."""
+                      run_tags_agree=read.tags_agree)
+    return ranking, read.release
 
 
 # ---------------------------------------------------------------- public entry point

@@ -1,34 +1,43 @@
-"""The fast path for TREC files and plain dicts: parse, rank and join in C
-(``cgcore._trec``).
+"""The reader of every input: parse, rank and join in C (``cgcore._trec``,
+``cgcore._qrels``).
 
-:func:`read_ranked` streams the qrels and the run through the native reader and
-returns every run topic already ranked (score descending, then the tie rule), cut at
-the depth and joined with its judgments. It returns None when the native path
-cannot take the input (standard input, a run whose topics are not contiguous, the
-"first" duplicates policy, a table past what the C layout holds) or finds a problem
-in it; the caller then reads the files with the pure-Python reference reader
-(:mod:`cumgain.trec_io`), which handles those inputs and words every error with file,
-line and text.
+:func:`read_ranked` reads the qrels and the run and returns every run topic already
+ranked (score descending, then the tie rule), cut at the depth and joined with its
+judgments. It takes TREC files (plain or gzip; a plain file read in parts by several
+threads), standard input (``"-"``), pipes, FIFOs, character devices and binary file
+objects, ``{qid: {docno: value}}`` dicts, tables (:mod:`cumgain.columns`) and loaded
+:class:`~cumgain.trec_io.Qrels` / :class:`~cumgain.trec_io.Run` objects, under every
+policy (ties, score precision, depth, duplicates). A run whose topics are contiguous
+is ranked a topic at a time as it streams; one whose topics come back (shuffled lines,
+concatenated shards, any interleaving) is held by topic (about half its text) and
+ranked once it ends: a file or a seekable stream is read again that way when a topic
+comes back, a stream that cannot be read again (a pipe) is held from the start.
 
-Running out of memory is not such a problem: it raises
-:class:`~cumgain.exceptions.OutOfMemoryError` (a ``MemoryError``) at once, naming
-what was being read and, when known, how many bytes the allocation that failed asked
-for. The reference reader needs 30-50 times the memory and the time: it is for the
-inputs the native path does not take, never a retry after a failure.
+A bad input raises the error the reference reader (:mod:`cumgain.trec_io`) raises for
+it, with file, line and text, worded from the line where the compiled parser stopped
+(:func:`cumgain._trec_lines.line_error`): nothing is read a second time to word it.
+Errors come in the reference reader's order: the qrels' before the run's; a file's
+malformed lines (in file order) before its repeated docnos (the first by line).
+Dicts whose ids are not all ``str`` or whose values are not all ``int`` / ``float``,
+and tables whose columns the compiled ranker does not read in place, are checked and
+converted by the reference front-ends (:func:`~cumgain.trec_io.run_from_dict`,
+:func:`~cumgain.trec_io.run_from_dataframe`, ...) once, then ranked here.
+
+Running out of memory raises :class:`~cumgain.exceptions.OutOfMemoryError` (a
+``MemoryError``) at once, naming what was being read and, when known, how many bytes
+the allocation that failed asked for.
 
 :func:`prepare_qrels` reads judgments once, for evaluating many runs against them:
 a :class:`PreparedQrelsFile` for a qrels file, a :class:`PreparedQrels` for a dict
-(also what the pytrec_eval drop-in uses).
+(also what the pytrec_eval drop-in uses), a :class:`PreparedQrelsTable` for a table.
 """
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gzip
 import os
-import re
 import threading
-import zlib
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Union, overload
@@ -37,28 +46,46 @@ import numpy as np
 
 from cgcore import _columns, _qrels, _trec
 from cumgain import columns, trec_io
-from cumgain._trec_bytes import _MAGIC_BYTES
-from cumgain.exceptions import InputError, OutOfMemoryError
-from cumgain.limits import MAX_THREADS, whole_number
+from cumgain._native_blocks import (BLOCK, SHORT_PARTS_PER_THREAD, Source, Stop, _LineTooLong,
+                                    auto_threads, available_cores, check_threads,
+                                    feed_blocks, is_text_stream, part_starts, parts_for,
+                                    parts_in_turn, range_blocks, source_of, spread_order,
+                                    status_stop)
+from cumgain._trec_bytes import _Compressed, _Corrupt
+from cumgain._trec_lines import _QRELS, _RUN, _Kind, _long_line_error, line_error
+from cumgain._trec_tables import DuplicatesDroppedWarning, _check_policy, _user_stacklevel
+from cumgain.exceptions import FormatError, InputError, OutOfMemoryError, naming
 from cumgain.types import DuplicatePolicy, PathLike, ScorePrecision, TieRule
 
 if TYPE_CHECKING:
-    from cumgain.trec_io import Qrels
+    from cumgain.trec_io import Qrels, Run
+
+__all__ = ["NativeQrels", "PreparedQrels", "PreparedQrelsFile", "PreparedQrelsTable",
+           "RankedInput", "auto_threads", "available_cores", "check_threads", "native_qrels",
+           "parts_for", "prepare_qrels", "prepare_qrels_once", "read_ranked"]
 
 TIE_CODES: dict[str, int] = {
     "docno_desc": _trec.TIES_DOCNO_DESC, "average": _trec.TIES_DOCNO_DESC,
     "docno_asc": _trec.TIES_DOCNO_ASC, "input_order": _trec.TIES_INPUT_ORDER,
     "random": _trec.TIES_RANDOM}
+DUPLICATE_CODES: dict[str, int] = {
+    "error": _trec.DUPLICATES_ERROR, "first": _trec.DUPLICATES_FIRST,
+    "last": _trec.DUPLICATES_LAST}
 
 
 class NativeQrels:
     """A finished qrels table and its judgments grouped by topic. Only read once
-    built, so one instance serves any number of rankings, in any number of threads."""
+    built, so one instance serves any number of rankings, in any number of threads.
+    ``empty_topics``: qrels topics without judgments (a dict's empty topics), which
+    the table does not hold."""
 
-    def __init__(self, table: _qrels.QrelsTable, offsets: np.ndarray, levels: np.ndarray):
+    def __init__(self, table: _qrels.QrelsTable, offsets: np.ndarray, levels: np.ndarray,
+                 empty_topics: tuple[str, ...] = (), source: str = ""):
         self.table = table          # _qrels.QrelsTable
         self.offsets = offsets      # judgments of topic i: offsets[i]:offsets[i+1] (read-only)
         self.levels = levels        # int8 or float64 (see QrelsTable.grouped; read-only)
+        self.empty_topics = empty_topics
+        self.source = source        # how errors name the judgments
         self._topics: Optional[tuple[str, ...]] = None
         self._topic_index: Optional[dict[str, int]] = None
         self._sorted_topics: Optional[tuple[str, ...]] = None
@@ -138,201 +165,318 @@ def _reading(source: str, what: str):
         raise OutOfMemoryError(source, what, detail=str(error) or None) from error
 
 
-def _fine(parser, status: int, where: tuple) -> bool:
-    """Whether ``status`` (``parser``'s latest) is STATUS_OK; out of memory raises an
-    OutOfMemoryError naming ``where`` (source, what)."""
+# ---------------------------------------------------------------- errors
+
+TOO_BIG = ("past what the compiled reader's layout holds (at most 4,294,967,294 topic ids, "
+           "4,294,967,295 documents in a topic and 4 GiB of docnos in a qrels table)")
+
+
+def _stop_error(stop: Stop, source: str, kind: _Kind, shift: int = 0,
+                max_line: int = -1) -> Exception:
+    """The error for ``stop`` (of a part whose lines are ``shift`` lines into
+    ``source``), as the reference reader words it."""
+    if stop.kind == "line":
+        return line_error(source, kind, shift + stop.line, stop.text, max_line)
+    if stop.kind == "long":
+        return _long_line_error(source, shift + stop.line, stop.text[:max_line], max_line)
+    if stop.kind == "gzip":
+        done = shift + stop.line
+        where = f"after line {done}" if done else "before the first complete line"
+        return FormatError(source, done, f"truncated or corrupt gzip data {where} (the last "
+                           f"line read in full): {stop.detail}")
+    if stop.kind == "compressed":
+        return FormatError(source, 0, stop.detail)
+    if stop.kind == "raised":    # (raised where the blocks were read: a helper thread,
+        return stop.error.with_traceback(None)  # whose frames hold the blocks' buffers)
+    if stop.kind == "memory":
+        return OutOfMemoryError(source, kind.name, int(stop.detail or 0) or None)
+    if stop.kind == "too_big":
+        return InputError(f"{source}: {TOO_BIG}")
+    return InputError(f"{source}: the native reader stopped ({stop.kind})")
+
+
+def _duplicate_error(source: str, report: tuple, lines: bool,
+                     words: tuple[str, str] = ("docno", "topic")) -> InputError:
+    """The error for a docno twice in a topic (``report``: topic, docno, line of the
+    first, line of the repeat; for rows, line = row + 1; ``words``: what a docno and
+    a topic are called: a table's columns are doc_id and query_id)."""
+    topic, docno, first, repeat = report
+    what = f"duplicate {words[0]} {docno!r} in {words[1]} {topic!r}"
+    if not lines:
+        return InputError(f"{source}: {what}: rows {first - 1} and {repeat - 1} "
+                          f"(0-based positions)")
+    return FormatError(source, repeat, f"{what}: lines {first} and {repeat}")
+
+
+def _warn_dropped(source: str, count: int, report: tuple, lines: bool, duplicates: str,
+                  words: tuple[str, str] = ("docno", "topic")) -> None:
+    """The warning of duplicates="first" / "last" (as the reference reader words it)."""
+    topic, docno, first, repeat = report
+    where = f"lines {first} and {repeat}" if lines \
+        else f"rows {first - 1} and {repeat - 1} (0-based positions)"
+    warnings.warn(
+        f"{source}: dropped {count} duplicate ({words[1]}, {words[0]}) row(s), keeping "
+        f"the {duplicates} occurrence of each; the first was duplicate {words[0]} "
+        f"{docno!r} in {words[1]} {topic!r}: {where}", DuplicatesDroppedWarning,
+        stacklevel=_user_stacklevel())
+
+
+TABLE_WORDS = ("doc_id", "query_id")     # what a table's docnos and topics are called
+
+
+def _first_stop(stops: list, own_lines: list) -> tuple[Optional[Stop], int]:
+    """The first part's Stop among ``stops`` and how many lines the parts before it
+    hold (``own_lines``: each part's own)."""
+    shift = 0
+    for stop, lines in zip(stops, own_lines):
+        if stop is not None:
+            return stop, shift
+        shift += lines
+    return None, 0
+
+
+def _oom(stop: Stop, where: tuple) -> None:
+    if stop.kind == "memory":
+        raise OutOfMemoryError(*where, int(stop.detail or 0) or None)
+
+
+# ---------------------------------------------------------------- reading a source
+
+GROUPING_PARTS_PER_THREAD = 1   # a file held by topic is read in this many parts a thread
+                                # (each part holds each topic's lines apart, with the
+                                # unused end of its last chunk)
+
+
+def _read_parts(make_parser, source: Source, threads: int, max_line: int, run: bool,
+                grouping: bool = False):
+    """A parser (a QrelsTable, not finished; or a RunRanker, finished unless
+    ``grouping``) that read all of a plain file, in parts from topic starts by up to
+    ``threads`` threads, joined in order; or ``(None, stop, shift)`` for the first
+    part that stopped."""
+    path = source.path
+    if grouping:    # (each part holds every topic's lines apart: a few large parts)
+        starts = part_starts(path, GROUPING_PARTS_PER_THREAD * threads)
+    else:
+        starts = part_starts(path, parts_for(threads), SHORT_PARTS_PER_THREAD * threads)
+    stops_at = starts[1:] + [os.path.getsize(path)]
+    parsers = [make_parser() for _ in starts]
+    own_lines = [0] * len(starts)
+    buffers = threading.local()     # a thread's read buffer, for part after part (a new
+                                    # one each time was faulted in again each time)
+
+    streaming = run and not grouping
+    seen: dict[str, int] = {}           # (streaming) the topics of the parts read: a topic
+    seen_lock = threading.Lock()        # in two parts stops the reading at once
+
+    def read(part: int) -> Optional[Stop]:
+        if not hasattr(buffers, "block"):
+            buffers.block = bytearray(BLOCK)
+        parser = parsers[part]
+        stop = feed_blocks(parser, range_blocks(path, starts[part], stops_at[part],
+                                                buffers.block, max_line), max_line)
+        own_lines[part] = parser.lines_seen
+        if stop is None and streaming:
+            status = parser.finish()
+            if status != _trec.STATUS_OK:
+                stop = status_stop(parser, status)
+        if stop is None and streaming:
+            topics = parser.topic_list()
+            with seen_lock:
+                if any(seen.setdefault(topic, part) != part for topic in topics):
+                    stop = Stop("not_grouped")
+        return stop
+
+    def join(first, other) -> Optional[Stop]:
+        status = first.append_held(other) if grouping else first.append(other)
+        return None if status == _trec.STATUS_OK else status_stop(first, status)
+
+    with naming(path):
+        stops = parts_in_turn(parsers, threads, read, join,
+                              spread_order(len(parsers)) if streaming else None)
+    stop, shift = _first_stop(stops, own_lines)
+    if stop is not None:
+        return None, stop, shift
+    return parsers[0], None, 0
+
+
+def _read_whole(parser, source: Source, max_line: int):
+    """``parser`` fed the whole source in one thread: (parser, None, 0), or (None,
+    stop, 0)."""
+    with naming(source.name):
+        stop = feed_blocks(parser, source.blocks(max_line), max_line)
+    return (parser, None, 0) if stop is None else (None, stop, 0)
+
+
+# ---------------------------------------------------------------- qrels
+
+def native_qrels(qrels: Any, indexed: bool = False, threads: Optional[int] = 1,
+                 check: bool = True, duplicates: DuplicatePolicy = "error") -> NativeQrels:
+    """Read judgments in C: a TREC file (``"-"``: standard input), a binary stream, a
+    ``{qid: {docid: level}}`` mapping, a table (:mod:`cumgain.columns`) or a loaded
+    :class:`~cumgain.trec_io.Qrels`. Raises the reference reader's error for a bad
+    input. ``indexed``: keep every topic's docno index, for a table many runs will be
+    ranked against. ``threads``: how many may read a plain file in parts (None: the
+    available cores, at most MAX_AUTO_THREADS). ``check=False``: a file's table is
+    finished without its duplicate check, for one ranking that checks each topic as it
+    joins it (see QrelsTable.finish); a policy that drops duplicates checks anyway."""
+    _check_policy(duplicates)
+    check = check or duplicates != "error" or indexed
+    if isinstance(qrels, trec_io.Run):
+        raise InputError("expected qrels, got a Run")
+    if isinstance(qrels, trec_io.Qrels):
+        return _qrels_object(qrels, indexed, duplicates)
+    if columns.is_columnar(qrels):
+        judgments = _columns_qrels(qrels, indexed, duplicates=duplicates)
+        if judgments is None:       # not read in place: checked and converted first
+            judgments = _qrels_object(trec_io.qrels_from_dataframe(qrels, duplicates=duplicates),
+                                      indexed, "error")
+        return judgments
+    if isinstance(qrels, Mapping):
+        return _dict_qrels(qrels, indexed)
+    source = source_of(qrels)
+    if source is None:
+        if is_text_stream(qrels):
+            raise InputError("qrels: a text stream; give its bytes (sys.stdin.buffer, or "
+                             "a file opened with \"rb\")")
+        raise InputError(
+            "qrels must be a path, a binary stream, a {qid: {docid: relevance}} mapping, a "
+            "pandas or Polars DataFrame, an Arrow table or a loaded Qrels, got "
+            f"{type(qrels).__name__}")
+    return _source_qrels(source, indexed, auto_threads(threads), check, duplicates)
+
+
+def _source_qrels(source: Source, indexed: bool, threads: int, check: bool,
+                  duplicates: DuplicatePolicy) -> NativeQrels:
+    """A qrels file or stream read in C (see native_qrels)."""
+    max_line = trec_io.max_line_bytes()
+    where = (source.name, "qrels")
+
+    def make():
+        return _qrels.QrelsTable(indexed, max_line)
+
+    with _reading(*where):
+        if source.plain and threads > 1:
+            table, stop, shift = _read_parts(make, source, threads, max_line, run=False)
+        else:
+            table, stop, shift = _read_whole(make(), source, max_line)
+        if stop is not None:
+            raise _stop_error(stop, source.name, _QRELS, shift, max_line)
+        if table.n_rows == 0:
+            raise FormatError(source.name, 0, "no judgments (the file has no data lines)")
+        status = table.finish(threads, check, duplicates=DUPLICATE_CODES[duplicates])
+        _finished(table, status, source.name, lines=True)
+    if duplicates != "error" and table.n_duplicates:
+        _warn_dropped(source.name, table.n_duplicates, table.first_duplicate(), True,
+                      duplicates)
+    return _native_of(table, (), source.name)
+
+
+def _finished(table, status: int, name: str, lines: bool) -> None:
+    """Raise what a table's finish() status says, if not OK."""
+    if status == _trec.STATUS_DUPLICATE:
+        raise _duplicate_error(name, table.first_duplicate(), lines)
     if status == _trec.STATUS_NO_MEMORY:
-        raise OutOfMemoryError(*where, parser.failed_bytes)
-    return status == _trec.STATUS_OK
+        raise OutOfMemoryError(name, "qrels", table.failed_bytes)
+    if status == _trec.STATUS_TOO_BIG:
+        raise InputError(f"{name}: {TOO_BIG}")
+    if status != _trec.STATUS_OK:
+        raise InputError(f"{name}: the native reader stopped (status {status})")
 
 
-def _is_file(path: Any) -> bool:
-    if not isinstance(path, (str, os.PathLike)):
-        return False
-    path = os.fspath(path)
-    return path != "-" and os.path.isfile(path)
+def _native_of(table, empty: tuple[str, ...], source: str) -> NativeQrels:
+    offsets, levels = table.grouped()
+    offsets.flags.writeable = levels.flags.writeable = False
+    return NativeQrels(table, offsets, levels, empty, source)
 
 
-BLOCK = 1 << 20          # read 1 MiB at a time (the block stays in the L2 cache while parsed)
-GZIP_MAGIC = b"\x1f\x8b"
-BOM = b"\xef\xbb\xbf"
+def _dict_qrels(qrels: Mapping, indexed: bool) -> NativeQrels:
+    """A ``{qid: {docid: level}}`` mapping read in C; its topics without judgments kept
+    aside as ``empty_topics``. Ids that are not all str, or levels not all int /
+    float, are checked and converted by the reference front-end first."""
+    where = ("<dict>", "qrels")
+    if type(qrels) is dict:
+        empty = tuple(qid for qid, docs in qrels.items()
+                      if isinstance(docs, (dict, Mapping)) and len(docs) == 0)
+        judged = {qid: docs for qid, docs in qrels.items() if qid not in empty} \
+            if empty else qrels
+        if all(type(qid) is str for qid in empty):
+            with _reading(*where):
+                table = _qrels.QrelsTable(indexed)
+                status = table.add_dict(judged)
+                if status == _trec.STATUS_OK:
+                    status = table.finish()
+                if status == _trec.STATUS_OK:
+                    return _native_of(table, empty, "<dict>")
+                if status not in (_trec.STATUS_BAD_LINE, _trec.STATUS_DUPLICATE):
+                    _finished(table, status, "<dict>", lines=False)
+    return _qrels_object(trec_io.qrels_from_dict(qrels), indexed, "error")
 
 
-class _LineTooLong(Exception):
-    """A line longer than the limit (the reference reader words the error)."""
+def _qrels_object(qrels: Qrels, indexed: bool, duplicates: DuplicatePolicy) -> NativeQrels:
+    """A loaded Qrels (or one a front-end made) read in C, rows as its own."""
+    counts = np.diff(qrels.offsets)
+    empty = tuple(topic for topic, n in zip(qrels.topics, counts.tolist()) if n == 0)
+    topic_ids = np.repeat(np.array(qrels.topics, dtype=object), counts) \
+        if len(qrels.topics) else np.zeros(0, object)
+    docnos = np.ascontiguousarray(qrels.docnos, dtype=object)
+    query_ids, doc_ids = _columns.TextColumn.of_strs(topic_ids), _columns.TextColumn.of_strs(
+        docnos)
+    if not (query_ids.valid and doc_ids.valid):
+        raise InputError(f"{qrels.source}: the topic ids and docnos must be str with UTF-8")
+    table_columns = columns.ArrowColumns(query_ids, doc_ids, np.ascontiguousarray(
+        qrels.relevance, dtype=np.float64), qrels.source, (topic_ids, docnos))
+    return _table_qrels(table_columns, indexed, duplicates, empty,
+                        lines=qrels.lines is not None)
 
 
-def _blocks(stream, limit: int = -1, bom: bool = True, buffer: Optional[bytearray] = None,
-            max_line: int = -1):
-    """Blocks of whole lines, read into one reused buffer (``buffer``, else a new one of
-    BLOCK bytes; a memoryview of it each: valid until the next block is read), from at
-    most ``limit`` bytes (-1: to the end); a UTF-8 byte order mark at the start is
-    dropped if ``bom``. The unfinished line at a block's end moves to the front for the
-    next read; a line longer than the buffer doubles it (linear overall), unless it is
-    longer than ``max_line`` bytes (>= 0; -1: no limit): then _LineTooLong, so that the
-    buffer never grows past about twice the limit (the parser stops at a complete line
-    that long)."""
-    buffer = bytearray(BLOCK) if buffer is None else buffer
-    remaining = limit if limit >= 0 else -1
-    held = 0                                    # bytes at the front not yet yielded
-    if bom:
-        head = stream.read(len(BOM) if remaining < 0 else min(len(BOM), remaining))
-        held = 0 if head == BOM else len(head)
-        buffer[:held] = head
-        remaining -= len(head) if remaining >= 0 else 0
-    while remaining != 0:
-        if held == len(buffer):
-            if 0 <= max_line < held:        # all of it one unfinished line
-                raise _LineTooLong
-            grown = bytearray(2 * len(buffer))
-            grown[:held] = buffer
-            buffer = grown
-        room = len(buffer) - held if remaining < 0 else min(len(buffer) - held, remaining)
-        with memoryview(buffer) as view:
-            count = stream.readinto(view[held:held + room])
-        if not count:
-            break
-        remaining -= count if remaining >= 0 else 0
-        end = held + count
-        cut = buffer.rfind(b"\n", held, end) + 1    # the held bytes have no newline
-        if cut == 0:
-            held = end
-            continue
-        yield memoryview(buffer)[:cut]
-        held = end - cut
-        buffer[:held] = buffer[cut:end]
-    if held:
-        yield memoryview(buffer)[:held]
+def _columns_qrels(qrels: Any, indexed: bool, unique: bool = False,
+                   duplicates: DuplicatePolicy = "error") -> Optional[NativeQrels]:
+    """A table's judgments (see cumgain.columns) in C, or None where the compiled
+    reader does not read its columns in place. ``unique``: known to hold no
+    duplicate (checked where they were read), so not checked again."""
+    table_columns = columns.arrow_columns(qrels, "relevance")
+    if table_columns is None:
+        return None
+    return _table_qrels(table_columns, indexed, duplicates, (), unique=unique,
+                        words=TABLE_WORDS, original=qrels)
 
 
-def _feed_blocks(parser, blocks, where: tuple) -> bool:
-    """Feed blocks of whole lines; False if the parser stopped or a read failed (the
-    reference reader then reports why). Out of memory raises (see _fine)."""
-    try:
-        for block in blocks:
-            if not _fine(parser, parser.feed(block), where):
-                return False
-    except (OSError, EOFError, zlib.error, _LineTooLong):
-        return False
-    return True
+def _table_qrels(table_columns: columns.ArrowColumns, indexed: bool,
+                 duplicates: DuplicatePolicy, empty: tuple[str, ...], unique: bool = False,
+                 lines: bool = False, words: tuple[str, str] = ("docno", "topic"),
+                 original: Any = None) -> NativeQrels:
+    where = (table_columns.source, "qrels")
+    with _reading(*where):
+        table = _qrels.QrelsTable(indexed)
+        status = table.add_columns(table_columns.query_ids, table_columns.doc_ids,
+                                   table_columns.values)
+        if status == _trec.STATUS_BAD_LINE:     # a NaN or infinite level: worded by the
+            _bad_row(original, trec_io.qrels_from_dataframe, table_columns.source)
+        if status == _trec.STATUS_OK:
+            status = table.finish(unique=unique, duplicates=DUPLICATE_CODES[duplicates])
+        if status == _trec.STATUS_DUPLICATE:
+            raise _duplicate_error(table_columns.source, table.first_duplicate(), lines, words)
+        _finished(table, status, table_columns.source, lines=lines)
+    if table.n_duplicates and duplicates != "error":
+        _warn_dropped(table_columns.source, table.n_duplicates, table.first_duplicate(),
+                      lines, duplicates, words)
+    return _native_of(table, empty, table_columns.source)
 
 
-def _feed(parser, path, where: tuple, max_line: int = -1) -> bool:
-    """Feed a whole file (plain or gzip); False if the parser stopped or the file is
-    not readable as such."""
-    source = os.fsdecode(os.fspath(path))
-    with open(source, "rb") as raw:
-        gzipped = raw.read(2) == GZIP_MAGIC
-        raw.seek(0)
-        stream = gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw
-        return _feed_blocks(parser, _blocks(stream, max_line=max_line), where)
+def _bad_row(original: Any, front_end: Callable[[Any], Any], source: str) -> None:
+    """Raise the error of a table's value the compiled reader refused (NaN, or an
+    infinite level), worded by the reference front-end that reads the table."""
+    if original is not None:
+        front_end(original)
+    raise InputError(f"{source}: a value is NaN, or infinite where it must be finite")
 
 
-def _compressed(path: str) -> bool:
-    """Whether the file starts with the magic bytes of a compression the readers do not
-    read (bzip2, xz, zstd, zip, ...; gzip inside gzip), see trec_io.compression_of."""
-    with open(path, "rb") as raw:
-        head = raw.read(_MAGIC_BYTES)
-        if head[:2] != GZIP_MAGIC:
-            return trec_io.compression_of(head) is not None
-        raw.seek(0)
-        try:
-            with gzip.GzipFile(fileobj=raw, mode="rb") as content:
-                head = content.read(_MAGIC_BYTES)
-        except (OSError, EOFError, zlib.error):
-            return False        # the reading says what is wrong
-        return trec_io.compression_of(head) is not None
-
-
-def _add_dict(parser, source: dict, where: tuple) -> bool:
-    """Add a plain dict of dicts and finish; False if the parser stopped."""
-    return _fine(parser, parser.add_dict(source), where) \
-        and _fine(parser, parser.finish(), where)
-
-
+RELEASE_IN_HELPER_JUDGMENTS = 100_000  # a qrels table this big is freed by a helper thread
+COLUMN_TOPICS_PER_THREAD = 256  # a table's topics are cut in ranges of at least this many
 DICT_TOPICS_PER_THREAD = 256    # a run dict is cut in ranges of at least this many topics
 
 
-PARTS_PER_THREAD = 8        # work split between threads is cut in up to this many parts
-                            # per thread, handed out in turn (the cores of a virtual
-                            # machine may run at unequal speeds, and a thread left
-                            # without a part waits for the others' last ones)
-
-
-def parts_for(threads: int) -> int:
-    """How many parts work for ``threads`` threads is cut in: PARTS_PER_THREAD per
-    thread, or one for one thread."""
-    return threads * PARTS_PER_THREAD if threads > 1 else 1
-
-
-def _in_threads(work, parts: int) -> None:
-    """``work(part)`` for each part in range(parts), each in its own thread (the first
-    in this one)."""
-    helpers = [threading.Thread(target=work, args=(part,)) for part in range(1, parts)]
-    for helper in helpers:
-        helper.start()
-    try:
-        work(0)
-    finally:
-        for helper in helpers:
-            helper.join()
-
-
-def _parts_in_turn(parsers: list, threads: int, read, where: tuple = ("", "")):
-    """``read(part)`` (whether the part was read without a stop) for each part, by
-    whichever of ``threads`` threads is free (the first is this one), so that a thread
-    on a slower core reads fewer parts; the thread that completes the next parts in
-    order appends them to ``parsers[0]`` while the others read on. ``parsers[0]``,
-    holding every part; None if any stopped. An exception in any thread (out of
-    memory while appending: see _fine, of ``where``) stops the others' work and is
-    raised here."""
-    done: list = [None] * len(parsers)  # per part: None until read, then whether fine
-    errors: list = []
-    lock = threading.Lock()
-    taken = merged = 0                  # parts handed out; parts in parsers[0]
-    merging = failed = False
-
-    def merge() -> None:
-        """Append the parts read, in order, until the next is not read yet."""
-        nonlocal merged, merging, failed
-        while True:
-            with lock:
-                if failed or merged == len(parsers) or not done[merged]:
-                    merging = False
-                    return
-                part = merged
-            if part > 0 and not _fine(parsers[0], parsers[0].append(parsers[part]), where):
-                with lock:
-                    failed, merging = True, False
-                return
-            with lock:
-                merged += 1
-
-    def work(_: int) -> None:
-        nonlocal taken, merging, failed
-        try:
-            while True:
-                with lock:
-                    if failed or taken == len(parsers):
-                        return
-                    part, taken = taken, taken + 1
-                fine = read(part)
-                with lock:
-                    done[part], failed = fine, failed or not fine
-                    if merging:
-                        continue
-                    merging = True
-                merge()
-        except BaseException as error:  # noqa: BLE001 - raised again in the caller's thread
-            with lock:
-                errors.append(error)
-                failed = True
-
-    _in_threads(work, min(threads, len(parsers)))
-    if errors:
-        raise errors[0]
-    return parsers[0] if not failed and merged == len(parsers) else None
-
+# ---------------------------------------------------------------- runs
 
 def _one_output(rankers: list, rows: list) -> None:
     """Point each ranker of consecutive topic ranges (``rows[i]`` ranked rows for ranker
@@ -344,12 +488,25 @@ def _one_output(rankers: list, rows: list) -> None:
         ranker.write_rows_into(levels, judged, scores, at, n)
 
 
-def _rank_dict(make_ranker, run: dict, threads: int, where: tuple = ("<dict>", "run")):
+def _in_ranges(rankers: list, threads: int, read: Callable[[int], Optional[Stop]]):
+    """``read(part)`` for each ranker of consecutive topic ranges by up to ``threads``
+    threads, appended in order: the first ranker, or the first Stop."""
+    def join(first, other) -> Optional[Stop]:
+        status = first.append(other)
+        return None if status == _trec.STATUS_OK else status_stop(first, status)
+
+    stops = parts_in_turn(rankers, threads, read, join)
+    stop = next((stop for stop in stops if stop is not None), None)
+    return rankers[0] if stop is None else stop
+
+
+def _rank_dict(make_ranker, run: dict, threads: int):
     """A finished ranker of a run dict, its topics cut in ranges of at least
-    DICT_TOPICS_PER_THREAD, each ranked by a ranker of its own (see _parts_in_turn)
+    DICT_TOPICS_PER_THREAD, each ranked by a ranker of its own (see parts_in_turn)
     into its place in one output (so that joining them copies no rows, nor makes the
     process touch memory twice); a ranker holds the GIL only while it copies a batch of
-    documents out of the dict. None if any stopped."""
+    documents out of the dict. A Stop if any stopped (BAD_LINE: ids or values the
+    ranker does not take)."""
     parts = max(1, min(parts_for(threads), len(run) // DICT_TOPICS_PER_THREAD))
     bounds = [len(run) * part // parts for part in range(parts + 1)]
     rankers = [make_ranker() for _ in range(parts)]
@@ -357,310 +514,419 @@ def _rank_dict(make_ranker, run: dict, threads: int, where: tuple = ("<dict>", "
     if rows is not None:
         _one_output(rankers, rows)
 
-    def read(part: int) -> bool:
+    def read(part: int) -> Optional[Stop]:
         ranker = rankers[part]
-        return _fine(ranker, ranker.add_dict(run, bounds[part], bounds[part + 1]), where) \
-            and _fine(ranker, ranker.finish(), where)
+        status = ranker.add_dict(run, bounds[part], bounds[part + 1])
+        if status == _trec.STATUS_OK:
+            status = ranker.finish()
+        return None if status == _trec.STATUS_OK else status_stop(ranker, status)
 
-    return _parts_in_turn(rankers, threads, read, where)
-
-
-# ---------------------------------------------------------------- files in parts
-
-PART_BYTES = 1 << 22        # a plain file is read in parallel parts of at least 4 MiB
-MAX_AUTO_THREADS = 4        # threads=None uses the available cores, at most this many
-SEARCH_BYTES = 1 << 24      # how far to look for the start of a line or a run topic
-SHORT_PARTS_PER_THREAD = 2  # a file's last parts, this many per thread, are a quarter the
-SHORT_PART_SHARE = 4        # size of the others: the threads run out of parts closer
-                            # together (the last part read is the one waited for)
+    return _in_ranges(rankers, threads, read)
 
 
-def available_cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:      # not on Linux
-        return os.cpu_count() or 1
+def _rank_columns(make_ranker, table_columns: columns.ArrowColumns, threads: int):
+    """A finished ranker of a table's run columns, its topics grouped in C and cut in
+    ranges of at least COLUMN_TOPICS_PER_THREAD, each ranked by a ranker of its own
+    into its place in one output (as _rank_dict); or the first Stop."""
+    grouped = _columns.group_rows(table_columns.query_ids)
+    if grouped is None:
+        return Stop("too_big")
+    starts, order = grouped
+    n_topics = len(starts) - 1
+    parts = max(1, min(parts_for(threads), n_topics // COLUMN_TOPICS_PER_THREAD))
+    bounds = [n_topics * part // parts for part in range(parts + 1)]
+    rankers = [make_ranker() for _ in range(parts)]
+    if parts > 1:
+        _one_output(rankers, rankers[0].column_rows(starts, bounds))
+
+    def read(part: int) -> Optional[Stop]:
+        ranker = rankers[part]
+        status = ranker.add_columns(table_columns.query_ids, table_columns.doc_ids,
+                                    table_columns.values, starts, order, bounds[part],
+                                    bounds[part + 1])
+        if status == _trec.STATUS_OK:
+            status = ranker.finish()
+        return None if status == _trec.STATUS_OK else status_stop(ranker, status)
+
+    return _in_ranges(rankers, threads, read)
 
 
-def check_threads(threads: Any) -> None:
-    """``threads`` is None or a whole number from 1 to MAX_THREADS (cumgain.limits)."""
-    if threads is not None:
-        whole_number(threads, "threads", high=MAX_THREADS)
+def _run_object_columns(run: Run) -> columns.ArrowColumns:
+    """A loaded Run's rows as columns the compiled ranker reads in place."""
+    counts = np.diff(run.offsets)
+    topic_ids = np.repeat(np.array(run.topics, dtype=object), counts) \
+        if len(run.topics) else np.zeros(0, object)
+    docnos = np.ascontiguousarray(run.docnos, dtype=object)
+    query_ids, doc_ids = _columns.TextColumn.of_strs(topic_ids), _columns.TextColumn.of_strs(
+        docnos)
+    if not (query_ids.valid and doc_ids.valid):
+        raise InputError(f"{run.source}: the topic ids and docnos must be str with UTF-8")
+    return columns.ArrowColumns(query_ids, doc_ids, np.ascontiguousarray(
+        run.scores, dtype=np.float64), run.source, (topic_ids, docnos))
 
 
-def auto_threads(threads: Optional[int]) -> int:
-    """``threads``, or for None the available cores, at most MAX_AUTO_THREADS."""
-    return min(available_cores(), MAX_AUTO_THREADS) if threads is None else threads
+@dataclass
+class _RunRead:
+    """A run read by a finished ranker: how errors name it, whether they name lines
+    (else rows) and what they call a docno and a topic, its topics without documents
+    (a dict's, a loaded Run's) and its tag where the ranker does not know it."""
+
+    ranker: Any
+    source: str
+    lines: bool = True
+    words: tuple[str, str] = ("docno", "topic")
+    empty_topics: tuple[str, ...] = ()
+    tag: Optional[str] = None
+    tags_agree: Optional[bool] = None
 
 
-PROBE_BYTES = 1 << 21       # a probe for a line's topic reads at most this much
-_FIRST_READ = 1 << 12       # ... starting with this much (the usual line is < 100 bytes)
-_END = object()             # what a probe finds past the last data line
-_LONG = object()            # ... and where it would read more than PROBE_BYTES
+class _RunReader:
+    """Reads and ranks a run of any kind (see read_ranked) with rankers that
+    ``make_ranker(grouping)`` makes; ``checked_qrels()`` raises the qrels' duplicate,
+    if any, before a run error is raised (the reference reader's order)."""
 
+    def __init__(self, make_ranker, threads: int, duplicates: DuplicatePolicy,
+                 checked_qrels: Callable[[], None]):
+        self.make_ranker, self.threads = make_ranker, threads
+        self.duplicates, self.checked_qrels = duplicates, checked_qrels
 
-# The first field of a line (C isspace but the newline separates fields), and what ends
-# it: a space, the newline, or nothing (the end of what was read).
-_FIRST_FIELD = re.compile(rb"[ \t\r\v\f]*([^ \t\r\v\f\n]*)([ \t\r\v\f\n]?)")
+    def failed(self, stop: Stop, name: str, shift: int = 0, max_line: int = -1):
+        """Raise the error of a run's ``stop``, after the qrels' own, if any."""
+        _oom(stop, (name, "run"))
+        self.checked_qrels()
+        raise _stop_error(stop, name, _RUN, shift, max_line)
 
+    def converted(self, run: Any) -> _RunRead:
+        """A run the compiled ranker does not take as it is, checked and converted by
+        the reference front-ends (which raise the error of a bad one), then ranked."""
+        self.checked_qrels()
+        if columns.is_columnar(run):
+            run = trec_io.run_from_dataframe(run, duplicates=self.duplicates)
+        elif not isinstance(run, trec_io.Run):
+            run = trec_io.run_from_dict(run)
+        return self.read(run)
 
-def _probe(raw, x: int):
-    """The first data line that starts at or after offset ``x`` of ``raw`` (comment and
-    blank lines passed over, as the parsers do): ``(start, topic)``; _END if there is
-    none, _LONG if finding it takes reading more than PROBE_BYTES. Only the topic of
-    the line is read, not the rest (a line with a long docno costs nothing more)."""
-    base = max(x - 1, 0)
-    raw.seek(base)
-    window = raw.read(_FIRST_READ)
-    eof = len(window) < _FIRST_READ
-    at, skip = 0, x > 0                 # at: where the line read starts; skip: to its end
-    while True:
-        if skip:
-            newline = window.find(b"\n", at)
-            if newline >= 0:
-                at, skip = newline + 1, False
-                continue
-        else:
-            field = _FIRST_FIELD.match(window, at)
-            topic, after = field.group(1), field.group(2)
-            if after or eof:
-                if topic and not topic.startswith(b"#"):
-                    return base + at, topic
-                if not topic and (after == b"\n" or eof):
-                    if eof and after != b"\n":
-                        return _END
-                    at = field.end()            # a blank line
-                    continue
-                skip = True                     # a comment: on to the next line
-                continue
-        if eof:
-            return _END
-        if len(window) >= PROBE_BYTES:
-            return _LONG
-        wanted = min(len(window), PROBE_BYTES - len(window))
-        more = raw.read(wanted)
-        eof = len(more) < wanted
-        window += more
+    def read(self, run: Any) -> _RunRead:
+        if type(run) is dict:
+            with _reading("<dict>", "run"):
+                ranked = _rank_dict(lambda: self.make_ranker(False), run, self.threads)
+            if not isinstance(ranked, Stop):
+                return _RunRead(ranked, "<dict>", lines=False)
+            if ranked.kind != "line":       # (a "line": ids or values to convert first)
+                self.failed(ranked, "<dict>")
+            return self.converted(run)
+        if isinstance(run, trec_io.Qrels):
+            raise InputError("expected a run, got Qrels")
+        if isinstance(run, trec_io.Run):
+            counts = np.diff(run.offsets)
+            empty = tuple(topic for topic, n in zip(run.topics, counts.tolist()) if n == 0)
+            ranker = self.columns(_run_object_columns(run), None)
+            return _RunRead(ranker, run.source, run.lines is not None, empty_topics=empty,
+                            tag=run.tag, tags_agree=run.tags_agree)
+        if columns.is_columnar(run):
+            table_columns = columns.arrow_columns(run, "score")
+            if table_columns is None:
+                return self.converted(run)
+            return _RunRead(self.columns(table_columns, run), table_columns.source,
+                            lines=False, words=TABLE_WORDS)
+        if isinstance(run, Mapping):
+            return self.converted(run)
+        source = source_of(run)
+        if source is None:
+            if is_text_stream(run):
+                raise InputError("run: a text stream; give its bytes (sys.stdin.buffer, or "
+                                 "a file opened with \"rb\")")
+            raise InputError(
+                "a run must be a path, a binary stream, a {qid: {docid: score}} mapping, a "
+                "pandas or Polars DataFrame, an Arrow table or a loaded Run, got "
+                f"{type(run).__name__}")
+        return _RunRead(self.source(source), source.name)
 
+    def columns(self, table_columns: columns.ArrowColumns, original: Any):
+        """A finished ranker of a table's columns (``original``: the table, whose
+        front-end words a NaN score)."""
+        with _reading(table_columns.source, "run"):
+            ranked = _rank_columns(lambda: self.make_ranker(False), table_columns,
+                                   self.threads)
+        if isinstance(ranked, Stop):
+            if ranked.kind == "line":       # a NaN score
+                self.checked_qrels()
+                _bad_row(original, trec_io.run_from_dataframe, table_columns.source)
+            self.failed(ranked, table_columns.source)
+        return ranked
 
-def _next_start(raw, offset: int) -> Optional[int]:
-    """The file offset of a line after the line holding ``offset`` that starts a run
-    topic: its topic (first field) differs from the data line before it; for topics
-    that come one after another, the first such line. Comment and blank lines are
-    passed over, as the parsers do. None if there is none within SEARCH_BYTES, or if a
-    line longer than PROBE_BYTES is in the way.
-
-    A bounded search, not a scan: it probes the lines at doubling distances until one
-    has another topic (or the file ends), then halves the gap between a line of the
-    first topic and one of another until they are next to each other. Each probe reads
-    a few KiB (at most PROBE_BYTES), and there are about 2 log2(SEARCH_BYTES / 4 KiB)
-    of them, however long the topic: a file that is one topic costs a dozen small
-    reads, not a search through 16 MiB per part."""
-    first = _probe(raw, offset + 1)
-    if first is _END or first is _LONG:
-        return None
-    low, topic = first
-    step, high = _FIRST_READ, None
-    while high is None:                 # a line of another topic, or the end
-        if low + step - offset > SEARCH_BYTES:
-            return None
-        found = _probe(raw, low + step)
-        if found is _LONG:
-            return None
-        if found is _END or found[1] != topic:
-            high = low + step
-        else:
-            low, step = found[0], step * 2
-    while high - low > 1:               # probe(low) has the topic, probe(high) has not
-        middle = (low + high) // 2
-        found = _probe(raw, middle)
-        if found is _LONG:
-            return None
-        if found is not _END and found[1] == topic:
-            low = middle
-        else:
-            high = middle
-    found = _probe(raw, high)
-    return None if found is _END or found is _LONG else found[0]
-
-
-def _part_targets(size: int, parts: int, short: int) -> list:
-    """Where ``parts`` parts of ``size`` bytes would start if lines and topics did not
-    matter: the last ``short`` parts (at most all but the first) SHORT_PART_SHARE
-    times smaller than the others."""
-    short = min(short, parts - 1)
-    units = (parts - short) * SHORT_PART_SHARE + short
-    targets, at = [], 0
-    for k in range(parts):
-        targets.append(size * at // units)
-        at += SHORT_PART_SHARE if k < parts - short else 1
-    return targets
-
-
-def _part_starts(path: str, parts: int, short: int = 0) -> list:
-    """Where each part of a plain file starts: 0, then topic starts near the
-    _part_targets (``short``: how many of the last parts are shorter); fewer parts for
-    a file below parts x PART_BYTES, where no start is found, and for a gzip file (one
-    part)."""
-    size = os.path.getsize(path)
-    parts = max(1, min(parts, size // PART_BYTES))
-    starts = [0]
-    if parts == 1:
-        return starts
-    with open(path, "rb") as raw:
-        if raw.read(2) == GZIP_MAGIC:
-            return starts
-        for target in _part_targets(size, parts, short)[1:]:
-            start = _next_start(raw, target)
-            if start is not None and starts[-1] < start < size:
-                starts.append(start)
-    return starts
-
-
-def _feed_range(parser, path: str, start: int, stop: int, buffer: bytearray,
-                where: tuple, max_line: int = -1) -> bool:
-    """Feed bytes [start, stop) of a plain file (whole lines), read into ``buffer``;
-    False if the parser stopped or the file could not be read."""
-    with open(path, "rb") as raw:
-        raw.seek(start)
-        return _feed_blocks(parser, _blocks(raw, stop - start, bom=start == 0, buffer=buffer,
-                                            max_line=max_line), where)
-
-
-def _feed_in_parts(make_parser, path: str, starts: list, threads: int, run: bool,
-                   where: tuple, max_line: int = -1):
-    """The parts [starts[i], starts[i + 1]) of a plain file, each fed to a parser of its
-    own (and, for a run, finished) by up to ``threads`` threads (see _parts_in_turn):
-    the first parser, holding every part; None if any stopped."""
-    stops = starts[1:] + [os.path.getsize(path)]
-    parsers = [make_parser() for _ in starts]
-    buffers = threading.local()     # a thread's read buffer, for part after part (a new
-                                    # one each time was faulted in again each time)
-
-    def read(part: int) -> bool:
-        if not hasattr(buffers, "block"):
-            buffers.block = bytearray(BLOCK)
-        parser = parsers[part]
-        return _feed_range(parser, path, starts[part], stops[part], buffers.block, where,
-                           max_line) and (not run or _fine(parser, parser.finish(), where))
-
-    return _parts_in_turn(parsers, threads, read, where)
-
-
-def _read_file(make_parser, path, threads: int, run: bool, check: bool = True,
-               max_line: int = -1):
-    """A finished parser (a QrelsTable, finished with or without its duplicate
-    ``check``, or with ``run`` a RunRanker) of a file, read in
-    up to PARTS_PER_THREAD parts per thread by up to ``threads`` threads and joined.
-    Parts start at topic starts: qrels parts are appended before the table is finished
-    (their docnos kept where they are, which needs each topic within one part, else
-    finish() joins them; the duplicate check is also split between the threads); run
-    parts are each finished (their last topic ranked) before they are appended. None
-    if any part stopped, or if a run topic spans two parts (an interleaved run: the
-    reference reader takes it). ``max_line``: the longest line taken (-1: any), which
-    make_parser's parsers must apply too."""
-    source = os.fsdecode(os.fspath(path))
-    where = (source, "run" if run else "qrels")
-    if _compressed(source):
-        return None             # the reference reader says with what
-    with _reading(*where):
-        starts = _part_starts(source, parts_for(threads), SHORT_PARTS_PER_THREAD * threads)
-        if len(starts) == 1:
-            parser = make_parser()
-            if not _feed(parser, source, where, max_line) \
-                    or (run and not _fine(parser, parser.finish(), where)):
-                return None
-        else:
-            parser = _feed_in_parts(make_parser, source, starts, threads, run, where, max_line)
-            if parser is None:
-                return None
-        return parser if run or _fine(parser, parser.finish(threads, check), where) else None
-
-
-def native_qrels(qrels: Any, indexed: bool = False, threads: Optional[int] = 1,
-                 check: bool = True) -> Optional[NativeQrels]:
-    """Read judgments (a TREC file, or a dict with str ids and int/float levels) in C;
-    or None when the reference reader must take over. ``indexed``: keep every topic's
-    docno index, for a table many runs will be ranked against. ``threads``: how many
-    may read a plain file in parts (None: the available cores, at most
-    MAX_AUTO_THREADS). ``check=False``: a file's table is finished without its
-    duplicate check, for one ranking that checks each topic as it joins it (see
-    QrelsTable.finish; a dict has no duplicates to check)."""
-    if columns.is_columnar(qrels):
-        return _columns_qrels(qrels, indexed)
-    if not (_is_file(qrels) or type(qrels) is dict):
-        return None
-    if type(qrels) is dict:
-        if any(len(docs) == 0 for docs in qrels.values()):
-            return None     # empty qrels topics are reported by the reference path
-        with _reading("<dict>", "qrels"):
-            table = _qrels.QrelsTable(indexed)
-            if not _add_dict(table, qrels, ("<dict>", "qrels")):
-                return None
-    else:
+    def source(self, source: Source):
+        """A finished ranker of a run file or stream: ranked as it streams while its
+        topics are contiguous (a plain file in parts), else held by topic (the input
+        read again; a stream that cannot be read again is held from the start)."""
         max_line = trec_io.max_line_bytes()
-        table = _read_file(lambda: _qrels.QrelsTable(indexed, max_line), qrels,
-                           auto_threads(threads), run=False, check=check, max_line=max_line)
-        if table is None or table.n_rows == 0:
-            return None
-    offsets, levels = table.grouped()
-    offsets.flags.writeable = levels.flags.writeable = False
-    return NativeQrels(table, offsets, levels)
+        grouping = not source.again
+        parts = source.plain and self.threads > 1
+        with _reading(source.name, "run"):
+            while True:
+                if parts:
+                    ranker, stop, shift = _read_parts(
+                        lambda: self.make_ranker(grouping), source, self.threads, max_line,
+                        run=True, grouping=grouping)
+                else:
+                    ranker, stop, shift = _read_whole(self.make_ranker(grouping), source,
+                                                      max_line)
+                if stop is None and (grouping or not parts):
+                    status = ranker.finish(self.threads)
+                    if status != _trec.STATUS_OK:
+                        ranker, stop = None, status_stop(ranker, status)
+                if stop is None:
+                    break
+                if stop.kind == "not_grouped" and not grouping:
+                    grouping = True         # a topic came back: held by topic this time
+                    continue
+                self.failed(stop, source.name, shift, max_line)
+        if ranker.n_lines == 0:
+            self.checked_qrels()
+            raise FormatError(source.name, 0, "no results (the file has no data lines)")
+        return ranker
 
 
-def _columns_qrels(qrels: Any, indexed: bool, unique: bool = False) -> Optional[NativeQrels]:
-    """A table's judgments (see cumgain.columns) in C, or None. ``unique``: known to
-    hold no duplicate (checked where they were read), so not checked again."""
-    table_columns = columns.arrow_columns(qrels, "relevance")
-    if table_columns is None or len(table_columns) == 0:
-        return None
-    where = (table_columns.source, "qrels")
-    with _reading(*where):
-        table = _qrels.QrelsTable(indexed)
-        if not (_fine(table, table.add_columns(table_columns.query_ids, table_columns.doc_ids,
-                                               table_columns.values), where)
-                and _fine(table, table.finish(unique=unique), where)):
-            return None
+def read_ranked(qrels: Any, run: Any, *, ties: TieRule, score_precision: ScorePrecision,
+                seed: int, depth: Optional[int], duplicates: DuplicatePolicy = "error",
+                threads: Optional[int] = None) -> RankedInput:
+    """Read (see the module's docstring), rank and join in C. Plain qrels and run files
+    are read in parts of at least PART_BYTES by up to ``threads`` threads (None: the
+    available cores, at most MAX_AUTO_THREADS), a run dict's topics ranked in ranges
+    of at least DICT_TOPICS_PER_THREAD by as many, a held run's topics by as many; the
+    result does not depend on how many. Qrels not prepared are read without their
+    duplicate check, which the ranking does (see QrelsTable.finish), and their table
+    is freed by a helper thread when the caller calls the result's ``release``."""
+    _check_policy(duplicates)
+    threads = auto_threads(threads)
+    prepared = isinstance(qrels, (PreparedQrels, PreparedQrelsFile, PreparedQrelsTable))
+    judgments = qrels.native if prepared \
+        else native_qrels(qrels, threads=threads, check=False,   # checked as ranked
+                          duplicates=duplicates)
+    max_line = trec_io.max_line_bytes()
+
+    def make_ranker(grouping: bool = False):
+        return _trec.RunRanker(judgments.table, TIE_CODES[ties], score_precision == "float32",
+                               -1 if depth is None else depth, seed, ties == "average",
+                               max_line, DUPLICATE_CODES[duplicates], grouping)
+
+    def checked_qrels() -> None:
+        """The qrels' first duplicate raised, if the table has one (not checked yet:
+        the ranking checks it)."""
+        if judgments.table.find_duplicates():
+            raise _duplicate_error(judgments.source, judgments.table.first_duplicate(),
+                                   _names_lines(judgments.source))
+
+    read = _RunReader(make_ranker, threads, duplicates, checked_qrels).read(run)
+    ranker = read.ranker
+    with _reading(read.source, "run"):
+        status = ranker.check_unused_judgments()
+        if status == _trec.STATUS_QRELS_DUPLICATE:
+            checked_qrels()
+        if status != _trec.STATUS_OK:
+            _oom(status_stop(ranker, status), (read.source, "run"))
+            raise _stop_error(status_stop(ranker, status), read.source, _RUN)
+        if ranker.n_duplicates:
+            if duplicates == "error":
+                raise _duplicate_error(read.source, ranker.first_duplicate(), read.lines,
+                                       read.words)
+            _warn_dropped(read.source, ranker.n_duplicates, ranker.first_duplicate(),
+                          read.lines, duplicates, read.words)
+        same_topics = ranker.same_topics() and not read.empty_topics
+        run_topics, run_offsets, levels, judged, scores, tag = ranker.result()
+    if read.empty_topics:           # a dict's or a loaded Run's topics without documents
+        run_topics = run_topics + list(read.empty_topics)
+        run_offsets = np.concatenate([run_offsets, np.full(len(read.empty_topics),
+                                                           run_offsets[-1], np.int64)])
+    if read.tag is not None:
+        tag = read.tag
+
+    def release() -> None:      # a table of its own, no longer needed: freed by a helper
+        if prepared:            # thread when big, at once when small (a thread costs more)
+            return
+        if len(judgments.levels) < RELEASE_IN_HELPER_JUDGMENTS:
+            judgments.table.release()
+        else:
+            threading.Thread(target=judgments.table.release, daemon=True).start()
+
+    return RankedInput(run_topics, run_offsets, levels, judged, scores, tag,
+                       ranker.tags_agree if read.tags_agree is None else read.tags_agree,
+                       same_topics, judgments, release)
+
+
+def _names_lines(source: str) -> bool:
+    """Whether errors about judgments read from ``source`` name lines (a file, a
+    stream) rather than rows (a dict, a table)."""
+    return not source.startswith("<") or source in ("<stdin>", "<stream>")
+
+
+# ---------------------------------------------------------------- loaded tables
+
+def load_qrels_file(qrels: Any, *, duplicates: DuplicatePolicy = "error",
+                    max_line: Optional[int] = None, threads: Optional[int] = None) -> Qrels:
+    """A qrels file (``"-"``: standard input) or binary stream read in C into a loaded
+    :class:`~cumgain.trec_io.Qrels` (what :func:`cumgain.trec_io.read_qrels` returns):
+    topics in order of first appearance, each topic's judgments in input order with
+    their lines, docnos as str; errors as the reference reader's."""
+    _check_policy(duplicates)
+    source = source_of(qrels)
+    if source is None:
+        raise InputError(f"the qrels path must be a str or os.PathLike, got "
+                         f"{type(qrels).__name__}")
+    max_line = trec_io.max_line_bytes(max_line)
+    threads = auto_threads(threads)
+
+    def make():
+        return _qrels.QrelsTable(False, max_line, True)
+
+    with _reading(source.name, "qrels"):
+        if source.plain and threads > 1:
+            table, stop, shift = _read_parts(make, source, threads, max_line, run=False)
+        else:
+            table, stop, shift = _read_whole(make(), source, max_line)
+        if stop is not None:
+            raise _stop_error(stop, source.name, _QRELS, shift, max_line)
+        if table.n_rows == 0:
+            raise FormatError(source.name, 0, "no judgments (the file has no data lines)")
+        _finished(table, table.finish(threads, duplicates=DUPLICATE_CODES[duplicates]),
+                  source.name, lines=True)
+        if duplicates != "error" and table.n_duplicates:
+            _warn_dropped(source.name, table.n_duplicates, table.first_duplicate(), True,
+                          duplicates)
         offsets, levels = table.grouped()
-    offsets.flags.writeable = levels.flags.writeable = False
-    return NativeQrels(table, offsets, levels)
+        return trec_io.Qrels(tuple(table.topics()), offsets.copy(),
+                             table.docno_strs(), levels.astype(np.float64),
+                             source.name, table.row_lines())
 
 
-RELEASE_IN_HELPER_JUDGMENTS = 100_000  # a qrels table this big is freed by a helper thread
-COLUMN_TOPICS_PER_THREAD = 256  # a table's topics are cut in ranges of at least this many
+def load_run_file(run: Any, *, duplicates: DuplicatePolicy = "error",
+                  max_line: Optional[int] = None, threads: Optional[int] = None) -> Run:
+    """A run file (``"-"``: standard input) or binary stream read in C into a loaded
+    :class:`~cumgain.trec_io.Run` (what :func:`cumgain.trec_io.read_run` returns): each
+    topic's lines held by topic, in input order, with their lines; errors as the
+    reference reader's."""
+    _check_policy(duplicates)
+    source = source_of(run)
+    if source is None:
+        raise InputError(f"the run path must be a str or os.PathLike, got "
+                         f"{type(run).__name__}")
+    max_line = trec_io.max_line_bytes(max_line)
+    threads = auto_threads(threads)
+    empty = _qrels.QrelsTable()
+    empty.finish()
+
+    def make():
+        return _trec.RunRanker(empty, _trec.TIES_INPUT_ORDER, False, -1, 0, False, max_line,
+                               DUPLICATE_CODES[duplicates], True)
+
+    with _reading(source.name, "run"):
+        if source.plain and threads > 1:
+            ranker, stop, shift = _read_parts(make, source, threads, max_line, run=True,
+                                              grouping=True)
+        else:
+            ranker, stop, shift = _read_whole(make(), source, max_line)
+        if stop is not None:
+            raise _stop_error(stop, source.name, _RUN, shift, max_line)
+        if ranker.n_lines == 0:
+            raise FormatError(source.name, 0, "no results (the file has no data lines)")
+        held = ranker.held_run()
+        if held is None:
+            raise _stop_error(status_stop(ranker, ranker.status), source.name, _RUN)
+    if ranker.n_duplicates:
+        if duplicates == "error":
+            raise _duplicate_error(source.name, ranker.first_duplicate(), True)
+        _warn_dropped(source.name, ranker.n_duplicates, ranker.first_duplicate(), True,
+                      duplicates)
+    topics, offsets, docnos, scores, lines, tag = held
+    return trec_io.Run(tuple(topics), offsets, docnos, scores, tag, source.name, lines,
+                       ranker.tags_agree)
 
 
-def _rank_columns(make_ranker, run: Any, threads: int):
-    """A finished ranker of a table's run (see cumgain.columns), its topics grouped
-    in C and cut in ranges of at least COLUMN_TOPICS_PER_THREAD, each ranked by a
-    ranker of its own into its place in one output (as _rank_dict); None if the
-    native path does not take the table or a ranker stopped."""
-    table_columns = columns.arrow_columns(run, "score")
-    if table_columns is None or len(table_columns) == 0:
-        return None
-    where = (table_columns.source, "run")
-    with _reading(*where):
-        grouped = _columns.group_rows(table_columns.query_ids)
-        if grouped is None:
-            return None
-        starts, order = grouped
-        n_topics = len(starts) - 1
-        parts = max(1, min(parts_for(threads), n_topics // COLUMN_TOPICS_PER_THREAD))
-        bounds = [n_topics * part // parts for part in range(parts + 1)]
-        rankers = [make_ranker() for _ in range(parts)]
-        if parts > 1:
-            _one_output(rankers, rankers[0].column_rows(starts, bounds))
+class TopicCameBack(Exception):
+    """A topic came back after another while streaming (:class:`StreamedTopics`), at
+    ``line``; ``first_line``: where its lines began, if still held (else -1)."""
 
-        def read(part: int) -> bool:
-            ranker = rankers[part]
-            return _fine(ranker, ranker.add_columns(
-                table_columns.query_ids, table_columns.doc_ids, table_columns.values,
-                starts, order, bounds[part], bounds[part + 1]), where) \
-                and _fine(ranker, ranker.finish(), where)
+    def __init__(self, source: str, line: int, topic: str, first_line: int):
+        super().__init__(source, line, topic, first_line)
+        self.source, self.line, self.topic, self.first_line = source, line, topic, first_line
 
-        return _parts_in_turn(rankers, threads, read, where)
 
+class StreamedTopics:
+    """The topics of a run (a path, ``"-"`` or a binary stream) read by the compiled
+    reader in blocks and handed out one by one as their lines end, for runs whose
+    topics are contiguous (:mod:`cumgain.stream`): each ``(topic, docnos, scores,
+    lines)`` in input order, a repeated docno dropped by the ``duplicates`` policy
+    (``"error"``: raised when its topic is handed out). A topic that comes back
+    raises :class:`TopicCameBack`; other errors are the reference reader's, in file
+    order. Memory: the topic being read and a block. Once iterated, ``tag`` is the
+    last line's tag and ``n_duplicates`` / ``first_duplicate`` what was dropped."""
+
+    def __init__(self, run: Any, duplicates: DuplicatePolicy = "error",
+                 max_line: Optional[int] = None):
+        _check_policy(duplicates)
+        source = source_of(run)
+        if source is None:
+            raise InputError(f"the run path must be a str, os.PathLike or binary stream, "
+                             f"got {type(run).__name__}")
+        self.source, self.duplicates = source, duplicates
+        self.max_line = trec_io.max_line_bytes(max_line)
+        self.name = source.name
+        self.tag = ""
+        self.n_duplicates, self.first_duplicate = 0, None
+
+    def __iter__(self):
+        empty = _qrels.QrelsTable()
+        empty.finish()
+        ranker = _trec.RunRanker(empty, _trec.TIES_INPUT_ORDER, False, -1, 0, False,
+                                 self.max_line, DUPLICATE_CODES[self.duplicates], True, True)
+        blocks = self.source.blocks(self.max_line)
+        stop = None
+        with contextlib.closing(blocks), naming(self.name), _reading(self.name, "run"):
+            while stop is None:
+                try:
+                    block = next(blocks, None)
+                except _LineTooLong as error:
+                    stop = Stop("long", ranker.lines_seen + 1, error.prefix)
+                    break
+                except _Corrupt as error:
+                    stop = Stop("gzip", ranker.lines_seen, detail=str(error))
+                    break
+                except _Compressed as error:
+                    stop = Stop("compressed", detail=str(error))
+                    break
+                except FormatError as error:
+                    stop = Stop("raised", error=error)
+                    break
+                if block is None:
+                    break
+                status = ranker.feed(block)
+                if status != _trec.STATUS_OK:
+                    stop = status_stop(ranker, status, block, self.max_line)
+                    break
+                yield from self._taken(ranker, ranker.take_held())
+            if stop is not None:
+                if stop.kind == "not_grouped":
+                    topic = stop.text.split(None, 1)[0].decode("utf-8", "replace")
+                    raise TopicCameBack(self.name, stop.line, topic, ranker.first_line(topic))
+                _oom(stop, (self.name, "run"))
+                raise _stop_error(stop, self.name, _RUN, 0, self.max_line)
+            yield from self._taken(ranker, ranker.take_held(last=True))
+        if ranker.n_lines == 0:
+            raise FormatError(self.name, 0, "no results (the file has no data lines)")
+        self.tag = ranker.tag
+
+    def _taken(self, ranker, taken):
+        if taken is None:
+            raise _stop_error(status_stop(ranker, ranker.status), self.name, _RUN)
+        if ranker.n_duplicates:
+            if self.duplicates == "error":
+                raise _duplicate_error(self.name, ranker.first_duplicate(), True)
+            self.n_duplicates, self.first_duplicate = \
+                ranker.n_duplicates, ranker.first_duplicate()
+        return taken
+
+
+# ---------------------------------------------------------------- prepared judgments
 
 class PreparedQrels(dict[str, dict[str, float]]):
     """Judgments ``{qid: {docno: level}}`` whose native table is built once, as
@@ -670,17 +936,16 @@ class PreparedQrels(dict[str, dict[str, float]]):
     The topics' dicts are kept as they are, not copied (a copy would double the
     judgments' memory); other mappings are copied into plain dicts, which the native
     reader takes. Treat them as read-only once prepared: the table is not rebuilt if
-    they change. ``native`` is None when the native reader does not take these
-    judgments (other id or level types, a topic without judgments, ...); each
-    evaluation then takes the reference path, which ends as it does for the original
-    (a result or the same error).
+    they change. Judgments the native reader must convert first (ids that are not
+    str, levels that are not int or float) are converted once, here; bad ones raise
+    here, as :func:`cumgain.evaluate` would.
     """
 
     def __init__(self, qrels: Mapping[str, Mapping[str, float]]):
         super().__init__(
             (qid, dict(docs) if isinstance(docs, Mapping) and type(docs) is not dict else docs)
             for qid, docs in qrels.items())
-        self.native: Optional[NativeQrels] = native_qrels(dict(self), indexed=True)
+        self.native: NativeQrels = native_qrels(dict(self), indexed=True)
 
     def __reduce__(self) -> tuple[type[PreparedQrels], tuple[dict[str, dict[str, float]]]]:
         return PreparedQrels, (dict(self),)
@@ -690,9 +955,8 @@ class PreparedQrelsFile(os.PathLike[str]):
     """A qrels file read once by the native reader, for evaluating several runs
     against it (:func:`prepare_qrels`; the command line's evaluate, compare and
     trec_eval): each evaluation skips reading the judgments again. It is an
-    ``os.PathLike`` of the file, so where an evaluation needs the reference reader (an
-    interleaved run, say), that reader reads the file itself. ``source`` and
-    ``relevance`` (every judgment's level, grouped by topic) are those of
+    ``os.PathLike`` of the file (for the tools that read it as a path). ``source``
+    and ``relevance`` (every judgment's level, grouped by topic) are those of
     :class:`cumgain.trec_io.Qrels`; ``topics`` in order of first appearance."""
 
     def __init__(self, native: NativeQrels, path: str):
@@ -724,9 +988,8 @@ class PreparedQrelsFile(os.PathLike[str]):
 class PreparedQrelsTable(columns.Renamed):
     """Judgments of a table (see :mod:`cumgain.columns`) read once by the native reader,
     for evaluating several runs against them, and shipped to Dask workers as the table
-    (each worker prepares it once when it unpickles it). Where an evaluation needs the
-    reference reader, it reads the table itself, as a table. ``topics`` in order of
-    first appearance; ``relevance`` every judgment's level, grouped by topic.
+    (each worker prepares it once when it unpickles it). ``topics`` in order of first
+    appearance; ``relevance`` every judgment's level, grouped by topic.
 
     ``native``: the judgments read and checked; :func:`prepare_qrels` keeps every
     topic's index, :func:`prepare_qrels_once` none (see there)."""
@@ -760,8 +1023,8 @@ def prepare_qrels_once(qrels: Any) -> Optional[PreparedQrelsTable]:
     evaluation do: read and checked, without :func:`prepare_qrels`' index of every
     topic (a ranking hashes the judgments of the topics it joins, each once; an index
     would hash them all, up front, in every process). Pickled, the table is rebuilt
-    on the other side without its duplicate check. None where the native reader does
-    not take the table."""
+    on the other side without its duplicate check. None where the compiled reader
+    does not read the table's columns in place."""
     judgments = _columns_qrels(qrels, indexed=False)
     return None if judgments is None else _table_of(qrels, judgments)
 
@@ -806,90 +1069,30 @@ def prepare_qrels(qrels: Any, *, duplicates: DuplicatePolicy = "error",
     qrels once). Each evaluation then reads and ranks only its run; the numbers are
     those of the unprepared qrels.
 
-    A plain or gzip qrels file the native reader takes becomes a
-    :class:`PreparedQrelsFile` (read in parts by up to ``threads`` threads; None: the
-    available cores, at most MAX_AUTO_THREADS); a ``{qid: {docid: level}}`` dict a
-    :class:`PreparedQrels`; a table it takes (:mod:`cumgain.columns`) a
-    :class:`PreparedQrelsTable`; anything else (standard input, a file with
-    duplicate judgments and ``duplicates="first"``) is loaded by the reference reader,
-    :func:`cumgain.trec_io.load_qrels`, which raises the error if any (naming file and
-    line). Prepared qrels are returned as they are. Keep a prepared file (and a
-    prepared dict) unchanged while in use: a run the native reader does not take is
-    evaluated by the reference reader, which reads them again."""
+    A qrels file (plain or gzip; read in parts by up to ``threads`` threads; None: the
+    available cores, at most MAX_AUTO_THREADS) becomes a :class:`PreparedQrelsFile`;
+    a ``{qid: {docid: level}}`` dict a :class:`PreparedQrels`; a table
+    (:mod:`cumgain.columns`) or a loaded :class:`~cumgain.trec_io.Qrels` a
+    :class:`PreparedQrelsTable` where its columns are read in place, else the
+    :class:`~cumgain.trec_io.Qrels` the reference front-end makes of it; standard
+    input or a stream is loaded (:func:`cumgain.trec_io.load_qrels`: it can be read
+    only once). ``duplicates`` ("error", "first", "last") applies to files and tables.
+    Errors (naming file and line) are raised here. Prepared qrels are returned as they
+    are."""
     from cumgain.trec_io import Qrels, load_qrels
     check_threads(threads)
+    _check_policy(duplicates)
     if isinstance(qrels, (PreparedQrels, PreparedQrelsFile, PreparedQrelsTable, Qrels)):
         return qrels
-    if duplicates == "error" and columns.is_columnar(qrels):
-        judgments = native_qrels(qrels, indexed=True)
+    if columns.is_columnar(qrels):
+        judgments = _columns_qrels(qrels, indexed=True, duplicates=duplicates)
         if judgments is not None:
             return _table_of(qrels, judgments)
-    if duplicates == "error" and _is_file(qrels):
-        judgments = native_qrels(qrels, threads=threads)
-        if judgments is not None:
-            return PreparedQrelsFile(judgments, os.fsdecode(os.fspath(qrels)))
-    if duplicates == "error" and type(qrels) is dict:
+        return load_qrels(qrels, duplicates=duplicates)
+    if type(qrels) is dict:
         return PreparedQrels(qrels)
+    source = source_of(qrels) if isinstance(qrels, (str, os.PathLike)) else None
+    if source is not None and source.path is not None:
+        judgments = native_qrels(qrels, threads=threads, duplicates=duplicates)
+        return PreparedQrelsFile(judgments, source.path)
     return load_qrels(qrels, duplicates=duplicates)
-
-
-def read_ranked(qrels: Any, run: Any, *, ties: TieRule, score_precision: ScorePrecision,
-                seed: int, depth: Optional[int], duplicates: DuplicatePolicy = "error",
-                threads: Optional[int] = None) -> Optional[RankedInput]:
-    """Read (TREC files, dicts with str ids and int/float values, or
-    :class:`PreparedQrels`), rank and join in C; or None when the reference reader
-    must take over. Plain qrels and run files are read in parts of at least
-    PART_BYTES by up to ``threads`` threads (None: the available cores, at most
-    MAX_AUTO_THREADS), a run dict's topics ranked in ranges of at least
-    DICT_TOPICS_PER_THREAD by as many; the result does not depend on how many.
-    Qrels not prepared are read without their duplicate check, which the ranking
-    does (see QrelsTable.finish), and their table is freed by a helper thread when
-    the caller calls the result's ``release``."""
-    table = columns.is_columnar(run)
-    if duplicates != "error" or not (_is_file(run) or type(run) is dict or table):
-        return None
-    threads = auto_threads(threads)
-    prepared = isinstance(qrels, (PreparedQrels, PreparedQrelsFile, PreparedQrelsTable))
-    judgments = qrels.native if prepared \
-        else native_qrels(qrels, threads=threads, check=False)   # checked as ranked
-    if judgments is None:
-        return None
-
-    max_line = trec_io.max_line_bytes()
-
-    def make_ranker():
-        return _trec.RunRanker(judgments.table, TIE_CODES[ties], score_precision == "float32",
-                               -1 if depth is None else depth, seed, ties == "average",
-                               max_line)
-
-    if type(run) is dict:
-        with _reading("<dict>", "run"):
-            ranker = _rank_dict(make_ranker, run, threads)
-        if ranker is None:
-            return None
-    elif table:
-        ranker = _rank_columns(make_ranker, run, threads)
-        if ranker is None:
-            return None
-    else:
-        ranker = _read_file(make_ranker, run, threads, run=True, max_line=max_line)
-        if ranker is None or ranker.n_lines == 0:
-            return None
-    where = ("<dict>" if type(run) is dict else columns.source_name(run) if table
-             else os.fsdecode(os.fspath(run)), "run")
-    with _reading(*where):
-        if not _fine(ranker, ranker.check_unused_judgments(), where):
-            return None         # a duplicate judgment: the reference reader names it
-        same_topics = ranker.same_topics()
-        run_topics, run_offsets, levels, judged, scores, tag = ranker.result()
-
-    def release() -> None:      # a table of its own, no longer needed: freed by a helper
-        if prepared:            # thread when big, at once when small (a thread costs more)
-            return
-        if len(judgments.levels) < RELEASE_IN_HELPER_JUDGMENTS:
-            judgments.table.release()
-        else:
-            threading.Thread(target=judgments.table.release, daemon=True).start()
-
-    return RankedInput(run_topics, run_offsets, levels, judged, scores, tag,
-                       ranker.tags_agree, same_topics, judgments, release)

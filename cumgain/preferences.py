@@ -121,7 +121,8 @@ from cumgain.exceptions import FormatError, InputError
 from cumgain.measures import Measure
 from cumgain._trec_lines import (_Kind, _line_start, _nth_line, _parse_numbers, _separator_in,
                                  _separator_message)
-from cumgain.trec_io import _batches, _opened, load_run
+from cumgain._trec_bytes import _batches
+from cumgain.trec_io import _opened, load_run, max_line_bytes
 from cumgain.types import PathLike, PreferenceFormat, ScorePrecision, TopicPolicy
 
 if TYPE_CHECKING:
@@ -237,7 +238,7 @@ def load_preferences(source: PathLike, format: PreferenceFormat = "prefs") -> Pr
     with _opened(source, layout.kind) as (stream, name):
         columns: list[list[bytes]] = [[] for _ in range(layout.fields)]
         level_parts, line_parts = [], []
-        for text, first_line in _batches(stream, name):
+        for text, first_line in _batches(stream, name, max_line_bytes()):
             batch = _parse_batch(text, first_line, name, layout)
             if batch is None:
                 continue

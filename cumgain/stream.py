@@ -1,11 +1,12 @@
 """Evaluate a run file larger than memory, one chunk of whole topics at a time.
 
-:func:`evaluate_stream` reads a TREC run file (plain or gzip) block by block with the
-reference reader (:func:`cumgain.trec_io.iter_run_blocks`: the same grammar, the same
-errors with file, line and text), gathers ``topics_per_chunk`` complete topics, evaluates
-them with :func:`cumgain.evaluate`, keeps only their per-topic values, and moves on.
-Memory is bounded by one chunk plus one read block (8 MiB of text, parsed 1 MiB at a
-time), not by the file. The qrels are held in memory (they are small next to the run).
+:func:`evaluate_stream` reads a TREC run file (plain or gzip, a path, ``"-"`` or a binary
+stream) block by block with the compiled reader (:class:`cumgain.native.StreamedTopics`:
+the grammar and errors of :mod:`cumgain.trec_io`, with file, line and text), gathers
+``topics_per_chunk`` complete topics, evaluates them with :func:`cumgain.evaluate`, keeps
+only their per-topic values, and moves on. Memory is bounded by one chunk plus a few
+1 MiB read blocks, not by the file. The qrels are held in memory (they are small next to
+the run).
 
 The input must be **topic-contiguous**: each topic's lines together (any topic order).
 A topic that appears again after another topic is a :class:`FormatError` naming the
@@ -228,81 +229,59 @@ class _Topic:
 
 
 class _TopicReader:
-    """Iterate the topics of a topic-contiguous run file; ``source`` names the file once
-    the first topic is out, ``tag`` is the last line's tag and ``topics`` every topic
-    met (with the line of its first row) once the iteration is done.
+    """Iterate the topics of a topic-contiguous run (a path, ``"-"`` or a binary
+    stream), read by the compiled reader in blocks (:class:`cumgain.native.StreamedTopics`:
+    the topic being read and a block held at once); a repeated docno is dropped by the
+    ``duplicates`` policy (``"error"``: raised as its topic ends). ``source`` names the
+    file, ``tag`` is the last line's tag and ``topics`` every topic met (with the line of
+    its first row) once the iteration is done; ``dropped`` (count, first) what the
+    policy dropped."""
 
-    The file is parsed :data:`PARSE_BYTES` of text at a time, which keeps the Python
-    objects of a parse (about 25 times the text) small next to a chunk of topics."""
-
-    def __init__(self, path: Any):
+    def __init__(self, path: Any, duplicates: DuplicatePolicy = "error"):
         self.path = path
+        self.duplicates = duplicates
         self.source = ""
         self.tag = ""
         self.topics: dict = {}     # topic -> line of its first row
+        self.dropped: tuple = (0, None)
 
     def __iter__(self) -> Iterator[_Topic]:
-        current = None
-        docnos: list = []
-        scores: list = []
-        lines: list = []
-        for block in trec_io.iter_run_blocks(self.path, block_bytes=PARSE_BYTES):
-            self.source, self.tag = block.source, block.tag
-            decoded = list(map(bytes.decode, block.docnos))
-            keys = np.array(block.qids)
-            starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
-            ends = np.append(starts[1:], len(keys))
-            for start, end in zip(starts.tolist(), ends.tolist()):
-                topic = block.qids[start].decode()
-                if topic != current:
-                    if current is not None:
-                        yield _Topic(current, docnos, np.concatenate(scores),
-                                     np.concatenate(lines))
-                    line = int(block.lines[start])
-                    if topic in self.topics:
-                        raise TopicsNotContiguous(
-                            block.source, line,
-                            f"topic {topic!r} appears again after other topics (its lines "
-                            f"began at line {self.topics[topic]}); streaming needs each "
-                            "topic's lines together: sort the file with "
-                            "cumgain.stream.sort_run_by_topic, or use cumgain.evaluate")
-                    self.topics[topic] = line
-                    current, docnos, scores, lines = topic, [], [], []
-                docnos.extend(decoded[start:end])
-                scores.append(block.scores[start:end])
-                lines.append(block.lines[start:end])
-        if current is not None:            # iter_run_blocks raises for a file without data
-            yield _Topic(current, docnos, np.concatenate(scores), np.concatenate(lines))
+        from cumgain.native import StreamedTopics, TopicCameBack
+        streamed = StreamedTopics(self.path, self.duplicates)
+        self.source = streamed.name
+        try:
+            for topic, docnos, scores, lines in streamed:
+                self.topics[topic] = int(lines[0]) if len(lines) else 0
+                yield _Topic(topic, docnos.tolist(), scores, lines)
+        except TopicCameBack as error:
+            raise TopicsNotContiguous(
+                error.source, error.line,
+                f"topic {error.topic!r} appears again after other topics (its lines "
+                f"began at line {self.topics.get(error.topic, error.first_line)}); streaming "
+                "needs each "
+                "topic's lines together: sort the file with "
+                "cumgain.stream.sort_run_by_topic, or use cumgain.evaluate") from None
+        self.tag = streamed.tag
+        self.dropped = (streamed.n_duplicates, streamed.first_duplicate)
 
 
-def _documents(topic: _Topic, duplicates: DuplicatePolicy, source: str, dropped: list[str]
-               ) -> dict[str, float]:
-    """``{docno: score}`` of a topic in file order, under the duplicates policy (a
-    dict would otherwise keep the last score of a repeated docno silently)."""
-    documents = dict(zip(topic.docnos, topic.scores.tolist()))
-    if len(documents) == len(topic.docnos):
-        return documents
-    first_line: dict = {}
-    documents = {}
-    for docno, score, line in zip(topic.docnos, topic.scores.tolist(), topic.lines.tolist()):
-        if docno in first_line:
-            what = f"duplicate docno {docno!r} in topic {topic.topic!r}"
-            where = f"lines {first_line[docno]} and {line}"
-            if duplicates == "error":
-                raise FormatError(source, line, f"{what}: {where}")
-            dropped.append(f"{what}: {where}")
-            continue
-        first_line[docno] = line
-        documents[docno] = score
-    return documents
+def _documents(topic: _Topic) -> dict[str, float]:
+    """``{docno: score}`` of a topic in file order (its repeated docnos dropped already
+    by the reader's policy)."""
+    return dict(zip(topic.docnos, topic.scores.tolist()))
 
 
-def warn_dropped(source: str, dropped: list[str], stacklevel: int) -> None:
-    """One DuplicatesDroppedWarning for the rows :func:`_documents` dropped, if any."""
-    if dropped:
+def warn_dropped(source: str, dropped: tuple, duplicates: DuplicatePolicy,
+                 stacklevel: int) -> None:
+    """One DuplicatesDroppedWarning for the rows the reader's policy dropped, if any
+    (``dropped``: how many, and the first as (topic, docno, first line, line))."""
+    count, first = dropped
+    if count:
+        topic, docno, first_line, line = first
         warnings.warn(
-            f"{source}: dropped {len(dropped)} duplicate (topic, docno) row(s), "
-            f"keeping the first occurrence of each; the first was {dropped[0]}",
+            f"{source}: dropped {count} duplicate (topic, docno) row(s), keeping the "
+            f"{duplicates} occurrence of each; the first was duplicate docno {docno!r} in "
+            f"topic {topic!r}: lines {first_line} and {line}",
             trec_io.DuplicatesDroppedWarning, stacklevel=stacklevel)
 
 
@@ -316,15 +295,18 @@ def evaluate_stream(qrels: Any, run_path: Any,
                     warn: bool = True) -> Evaluation:
     """Evaluate a topic-contiguous TREC run file in bounded memory.
 
-    Same arguments, policies and result as :func:`cumgain.evaluate` (the run must be
-    a file path or ``"-"``); ``topics_per_chunk`` whole topics are evaluated at a time.
-    Peak memory is one chunk's rows (roughly 150 bytes per run line while they are
-    evaluated) plus the reader's 8 MiB block and a 1 MiB parse piece (about 40 MB
-    together), whatever the size of the file; the qrels are held whole.
+    Same arguments, policies and result as :func:`cumgain.evaluate` (the run: a file
+    path, ``"-"`` or a binary stream); ``topics_per_chunk`` whole topics are evaluated
+    at a time. Peak memory is one chunk's rows (roughly 150 bytes per run line while
+    they are evaluated) plus the compiled reader's few 1 MiB blocks, whatever the size
+    of the file; the qrels are held whole. (:func:`cumgain.evaluate` itself reads a run
+    whose topics are contiguous a topic at a time, holding its ranked rows, 2-10 bytes
+    a line, and takes any order of topics.)
 
     Raises :class:`~cumgain.exceptions.FormatError` when a topic's lines are not
-    together (sort the file first with :func:`sort_run_by_topic`), and every error of
-    the reference reader, with file and line.
+    together (sort the file first with :func:`sort_run_by_topic`, or use
+    :func:`cumgain.evaluate`), and every error of :func:`cumgain.evaluate`, with file
+    and line, as the file streams.
     """
     if isinstance(topics_per_chunk, bool) or not isinstance(topics_per_chunk, (int, np.integer)) \
             or topics_per_chunk < 1:
@@ -333,16 +315,16 @@ def evaluate_stream(qrels: Any, run_path: Any,
                     depth=depth, topics=topics, ties=ties, score_precision=score_precision,
                     seed=seed, duplicates=duplicates, warn=warn)
     judged = judged_topics(qrels, duplicates)
-    reader = _TopicReader(run_path)
-    pieces, chunk, dropped = [], {}, []
+    reader = _TopicReader(run_path, duplicates)
+    pieces, chunk = [], {}
     for topic in reader:
-        chunk[topic.topic] = _documents(topic, duplicates, reader.source, dropped)
+        chunk[topic.topic] = _documents(topic)
         if len(chunk) == topics_per_chunk:
             pieces.append(evaluate_piece(chunk, judged, setup))
             chunk = {}
     if chunk:
         pieces.append(evaluate_piece(chunk, judged, setup))
-    warn_dropped(reader.source, dropped, stacklevel=3)
+    warn_dropped(reader.source, reader.dropped, duplicates, stacklevel=3)
     return combine(pieces, reader.topics, judged, setup, run_tag=reader.tag, stacklevel=2)
 
 

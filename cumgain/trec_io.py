@@ -2,12 +2,16 @@
 
 Every front-end returns a :class:`Qrels` or a :class:`Run`: the rows grouped by
 topic (topic ``t`` owns rows ``offsets[t]:offsets[t+1]``, as in a CSR matrix),
-topics in order of first appearance, and the rows of a topic in input order.
+topics in order of first appearance, and the rows of a topic in input order (a run's
+topics may come in any order in the file: each topic's lines are gathered).
 The evaluation engine takes these; nothing is sorted by score or docno here.
 
-This module is the pure-Python reference for a future C parser, so each rule
-below is meant to be exact. Where a rule differs from trec_eval
-(``get_qrels.c`` and ``get_trec_results.c`` of trec_eval 10.0) it says so.
+Files and streams are read by the compiled reader (:mod:`cumgain.native`, which
+:func:`cumgain.evaluate` also reads with); the rules below are its rules, each written
+out exactly, and those of its pure-Python twin, the test oracle
+(:mod:`cumgain.reference_reading`), which the tests hold it to: the same tables, the
+same errors, word for word. Where a rule differs from trec_eval (``get_qrels.c`` and
+``get_trec_results.c`` of trec_eval 10.0) it says so.
 
 Files
 -----
@@ -75,8 +79,11 @@ Files
   Unix compress; see :func:`compression_of`), or a gzip file whose content starts
   with one (gzip twice), is an error at line 0, "compressed with bzip2, not
   supported", rather than "not valid UTF-8" at line 1.
-* **Paths.** A path is a ``str`` or :class:`os.PathLike`; the ``str`` ``"-"``
-  reads ``sys.stdin.buffer`` (trec_eval 10.0) and is reported as ``<stdin>``.
+* **Paths and streams.** A path is a ``str`` or :class:`os.PathLike`; the ``str``
+  ``"-"`` reads ``sys.stdin.buffer`` (trec_eval 10.0) and is reported as ``<stdin>``.
+  A binary stream (an object with ``read`` returning bytes: ``open(path, "rb")``,
+  ``io.BytesIO``, ``gzip.GzipFile``) is read from where it is to its end and reported
+  by its ``name`` (else ``<stream>``); a text stream is refused.
   A file that cannot be opened raises the :class:`OSError` that ``open``
   raises (:class:`FileNotFoundError`, :class:`IsADirectoryError`,
   :class:`PermissionError`), whose message names the path.
@@ -111,15 +118,20 @@ also treats it as fatal, but only when it meets the duplicate while
 evaluating (for runs: only within the ``-M`` cut-off, for qrels: only in a
 topic that is evaluated); here every duplicate is found when reading.
 ``duplicates="first"`` keeps the first occurrence and drops the later ones,
-with a :class:`DuplicatesDroppedWarning` giving the number dropped and the
-first one; nothing is ever dropped silently.
+``duplicates="last"`` keeps the last (what a dict built line by line keeps), each
+with a :class:`DuplicatesDroppedWarning` giving the number dropped and the first
+one (by the line of its repeat); nothing is ever dropped silently.
 
 Blocks
 ------
-:func:`iter_run_blocks` reads a run file a block of lines at a time, for callers
-that must not hold the whole run (:mod:`cumgain.stream`): the same grammar and
-errors, in file order, but duplicates are left to the caller (they need whole
-topics).
+:func:`iter_run_blocks` reads a run file a block of lines at a time, with the line
+texts, for callers that must not hold the whole run and need the lines as they are
+(:func:`cumgain.stream.sort_run_by_topic`): the same grammar and errors, in file order,
+but duplicates are left to the caller (they need whole topics). It is read by the
+pure-Python reader (about 25 times the text in Python objects per block; the
+judgment files of trec_eval's other measures, ``qrels_jg``, preferences and
+subtopic qrels, are read by it too); :mod:`cumgain.stream` reads topics with the
+compiled reader.
 
 Dicts (pytrec_eval style)
 -------------------------
@@ -163,12 +175,12 @@ from typing import Any, BinaryIO, Iterator
 
 import numpy as np
 
-from cumgain import columns
-from cumgain._trec_bytes import _Compressed, _Corrupt, _text_chunks, compression_of
+from cumgain import columns, native
+from cumgain._native_blocks import is_stream
+from cumgain._trec_bytes import _batches, compression_of
 from cumgain._trec_frontends import (qrels_from_dataframe, qrels_from_dict,
                                      run_from_dataframe, run_from_dict)
-from cumgain._trec_lines import (_QRELS, _QRELS_JG, _RUN, _Kind, _long_line_error,
-                                 _parse_batch, _parse_numbers)
+from cumgain._trec_lines import _QRELS, _QRELS_JG, _RUN, _Kind, _parse_batch, _parse_numbers
 from cumgain._trec_tables import (DuplicatesDroppedWarning, Qrels, Run, _assemble,
                                   _check_policy)
 from cumgain.exceptions import FormatError, InputError, naming
@@ -200,26 +212,37 @@ __all__ = [
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 MAX_LINE_BYTES: int | None = None   # the longest line read (bytes, without the newline);
                                     # None: CUMGAIN_MAX_LINE_BYTES, else the default 1 MiB
-_BATCH = 1 << 23        # parse about 8 MiB of text at a time
 _BLOCK = 1 << 20        # iter_run_blocks: parse 1 MiB of text at a time
 
 
 # --------------------------------------------------------------------------- files
 
-def read_qrels(path: PathLike, *, duplicates: DuplicatePolicy = "error",
-               max_line_bytes: int | None = None) -> Qrels:
-    """Read a TREC qrels file (``qid iter docno rel``), plain or gzip.
+def read_qrels(path: PathLike | BinaryIO, *, duplicates: DuplicatePolicy = "error",
+               max_line_bytes: int | None = None, threads: int | None = None) -> Qrels:
+    """Read a TREC qrels file (``qid iter docno rel``), plain or gzip, by the compiled
+    reader (:mod:`cumgain.native`).
 
     Parameters
     ----------
-    path : str or os.PathLike
-        The file; ``"-"`` reads standard input.
-    duplicates : {"error", "first"}
-        What a repeated docno within a topic does: raise, or keep the first
-        occurrence with a :class:`DuplicatesDroppedWarning`.
+    path : str, os.PathLike or binary stream
+        The file; ``"-"`` reads standard input; a binary file object (``open(path,
+        "rb")``, ``io.BytesIO``, ``gzip.GzipFile``, ``sys.stdin.buffer``) is read from
+        where it is to its end.
+    duplicates : {"error", "first", "last"}
+        What a repeated docno within a topic does: raise, or keep the first (or the
+        last) occurrence with a :class:`DuplicatesDroppedWarning`.
     max_line_bytes : int, optional
         The longest line read; a longer one is an error (see :func:`max_line_bytes`
         for the default).
+    threads : int, optional
+        How many threads may read a plain file in parts (None: the available cores,
+        at most 4).
+
+    Returns
+    -------
+    Qrels
+        Topics in order of first appearance, each topic's judgments in file order,
+        with the line each was read from.
 
     Raises
     ------
@@ -228,6 +251,14 @@ def read_qrels(path: PathLike, *, duplicates: DuplicatePolicy = "error",
     OSError
         The file cannot be opened.
     """
+    return native.load_qrels_file(path, duplicates=duplicates, max_line=max_line_bytes,
+                                  threads=threads)
+
+
+def _read_qrels_python(path: PathLike, *, duplicates: DuplicatePolicy = "error",
+                       max_line_bytes: int | None = None) -> Qrels:
+    """:func:`read_qrels` by the pure-Python reference reader (the test oracle; see
+    :mod:`cumgain.reference_reading`)."""
     _check_policy(duplicates)
     source, topics, tidx, docnos, values, lines, _ = _read_file(path, _QRELS, max_line_bytes)
     offsets, docnos, values, lines = _assemble(
@@ -247,12 +278,21 @@ def read_grouped_qrels(path: PathLike) -> Qrels:
     return Qrels(topics, offsets, docnos, values, source, lines)
 
 
-def read_run(path: PathLike, *, duplicates: DuplicatePolicy = "error",
-             max_line_bytes: int | None = None) -> Run:
-    """Read a TREC run file (``qid iter docno rank score tag``), plain or gzip.
+def read_run(path: PathLike | BinaryIO, *, duplicates: DuplicatePolicy = "error",
+             max_line_bytes: int | None = None, threads: int | None = None) -> Run:
+    """Read a TREC run file (``qid iter docno rank score tag``), plain or gzip, by the
+    compiled reader (:mod:`cumgain.native`): its topics may come in any order (each
+    topic's lines are gathered, in file order).
 
     Parameters and errors are those of :func:`read_qrels`.
     """
+    return native.load_run_file(path, duplicates=duplicates, max_line=max_line_bytes,
+                                threads=threads)
+
+
+def _read_run_python(path: PathLike, *, duplicates: DuplicatePolicy = "error",
+                     max_line_bytes: int | None = None) -> Run:
+    """:func:`read_run` by the pure-Python reference reader (the test oracle)."""
     _check_policy(duplicates)
     source, topics, tidx, docnos, values, lines, (tag, agree) = _read_file(path, _RUN,
                                                                          max_line_bytes)
@@ -295,18 +335,24 @@ def max_line_bytes(value: int | None = None) -> int:
 
 
 def _check_path(path: Any, kind: _Kind) -> None:
-    if not isinstance(path, (str, os.PathLike)):
+    if not isinstance(path, (str, os.PathLike)) and not is_stream(path):
         raise InputError(
-            f"the {kind.name} path must be a str or os.PathLike, got {type(path).__name__}")
+            f"the {kind.name} path must be a str, os.PathLike or binary stream, got "
+            f"{type(path).__name__}")
 
 
 @contextlib.contextmanager
 def _opened(path, kind: _Kind) -> Iterator[tuple[BinaryIO, str]]:
-    """``(stream, source)``: the file, closed on exit, or standard input for ``"-"``."""
+    """``(stream, source)``: the file, closed on exit, standard input for ``"-"``, or
+    a binary stream as it is (not closed)."""
     if isinstance(path, str) and path == "-":
         yield sys.stdin.buffer, "<stdin>"
         return
     _check_path(path, kind)
+    if is_stream(path):
+        name = getattr(path, "name", None)
+        yield path, name if isinstance(name, str) else "<stream>"
+        return
     source = os.fspath(path)
     if isinstance(source, bytes):
         source = os.fsdecode(source)
@@ -376,7 +422,7 @@ def _run_blocks(path, block_bytes: int, limit: int) -> Iterator[RunBlock]:
     kind = _RUN
     found = False
     with _opened(path, kind) as (stream, source):
-        for batch, batch_first_line in _batches(stream, source, limit):
+        for batch, batch_first_line in _batches(stream, source, max_line_bytes(limit)):
             for text, first_line in _split_lines(batch, batch_first_line, block_bytes):
                 parsed = _parse_batch(text, first_line, source, kind)
                 if parsed is None:
@@ -416,7 +462,7 @@ def _read_stream(stream: BinaryIO, source: str, kind: _Kind, limit: int):
     docnos: list[str] = []
     tag = b""
     tags: set[bytes] = set()    # the distinct tags, up to two
-    for text, first_line in _batches(stream, source, limit):
+    for text, first_line in _batches(stream, source, max_line_bytes(limit)):
         batch = _parse_batch(text, first_line, source, kind)
         if batch is None:
             continue
@@ -439,121 +485,58 @@ def _read_stream(stream: BinaryIO, source: str, kind: _Kind, limit: int):
             np.concatenate(value_parts), np.concatenate(line_parts), (tag.decode(), len(tags) < 2))
 
 
-def _batches(stream: BinaryIO, source: str, limit: int | None = None
-             ) -> Iterator[tuple[bytes, int]]:
-    """Yield ``(text, first_line)``: runs of whole lines of the decompressed
-    input, each about ``_BATCH`` bytes, and the number of their first line.
-
-    A line longer than ``limit`` bytes (see :func:`max_line_bytes`) raises its
-    FormatError as soon as it is met, once the lines before it have been yielded (their
-    errors come first); so at most a batch, the limit and a read are ever held, whatever
-    the input (a file without newlines, ``/dev/zero``, a gzip bomb)."""
-    limit = max_line_bytes(limit)
-    parts: list[bytes] = []  # read, not yet yielded: whole lines, then the unfinished one
-    size = 0                 # bytes in parts
-    complete = 0             # of which the first `complete` end with a newline
-    first_line = 1           # the number of the first line in parts
-    try:
-        for chunk in _text_chunks(stream):
-            tail = size - complete              # the unfinished line before this chunk
-            first = chunk.find(b"\n")
-            if first < 0:
-                long_at = size - tail if tail + len(chunk) > limit else -1
-            elif tail + first > limit:          # the unfinished line ends too long
-                long_at = size - tail
-            else:
-                last = chunk.rfind(b"\n")
-                inner = _long_line_at(chunk, first, last, limit)
-                if inner >= 0:
-                    long_at = size + inner
-                elif len(chunk) - last - 1 > limit:
-                    long_at = size + last + 1
-                else:
-                    long_at = -1
-                    complete = size + last + 1
-            parts.append(chunk)
-            size += len(chunk)
-            if long_at >= 0:
-                text = b"".join(parts)
-                if long_at > 0:
-                    yield text[:long_at], first_line        # whole lines: parsed first
-                    first_line += text.count(b"\n", 0, long_at)
-                raise _long_line_error(source, first_line, text[long_at:long_at + limit],
-                                       limit)
-            if complete >= _BATCH:
-                text = b"".join(parts)
-                yield text[:complete], first_line
-                first_line += text.count(b"\n", 0, complete)
-                parts = [text[complete:]] if complete < size else []
-                size -= complete
-                complete = 0
-    except _Compressed as error:
-        raise FormatError(source, 0, str(error)) from None
-    except _Corrupt as error:
-        done = first_line - 1 + sum(part.count(b"\n") for part in parts)
-        where = f"after line {done}" if done else "before the first complete line"
-        raise FormatError(
-            source, done,
-            f"truncated or corrupt gzip data {where} (the last line read in full): {error}",
-        ) from None
-    text = b"".join(parts)
-    if text:
-        yield text, first_line
-
-
-def _long_line_at(chunk: bytes, first: int, last: int, limit: int) -> int:
-    """Where the first line longer than ``limit`` bytes starts among the whole lines of
-    ``chunk`` after its newline at ``first`` up to its newline at ``last``; -1 if none."""
-    if last - first - 1 <= limit:
-        return -1
-    ends = np.flatnonzero(np.frombuffer(chunk, np.uint8, last - first + 1, first) == 10)
-    lengths = np.diff(ends) - 1
-    long = np.flatnonzero(lengths > limit)
-    return -1 if not len(long) else first + int(ends[long[0]]) + 1
-
-
 # --------------------------------------------------------------------------- dispatch
 
 def load_qrels(obj: Any, *, duplicates: DuplicatePolicy = "error") -> Qrels:
     """Qrels from whatever was given: a :class:`Qrels` (returned as is), a path
-    (``str`` or ``os.PathLike``; ``"-"`` is stdin), a ``{qid: {docid: rel}}``
-    mapping, or a pandas DataFrame. ``duplicates`` applies to files and
-    DataFrames (a dict cannot repeat a docid)."""
-    _check_policy(duplicates)
-    if isinstance(obj, Qrels):
-        return obj
-    if isinstance(obj, Run):
-        raise InputError("expected qrels, got a Run")
-    if isinstance(obj, (str, os.PathLike)):
-        return read_qrels(obj, duplicates=duplicates)
-    if columns.is_columnar(obj):
-        return qrels_from_dataframe(obj, duplicates=duplicates)
-    if isinstance(obj, Mapping):
-        return qrels_from_dict(obj)
-    raise InputError(
-        "qrels must be a Qrels, a path, a {qid: {docid: relevance}} mapping or a "
-        f"pandas DataFrame, got {type(obj).__name__}")
+    (``str`` or ``os.PathLike``; ``"-"`` is stdin) or a binary stream (read by
+    :func:`read_qrels`), a ``{qid: {docid: rel}}`` mapping, or a DataFrame or Arrow
+    table. ``duplicates`` applies to files and tables (a dict cannot repeat a
+    docid)."""
+    return _load(obj, duplicates, read_qrels, True)
 
 
 def load_run(obj: Any, *, duplicates: DuplicatePolicy = "error") -> Run:
-    """A run from whatever was given: a :class:`Run` (returned as is), a path
-    (``str`` or ``os.PathLike``; ``"-"`` is stdin), a ``{qid: {docid: score}}``
-    mapping, or a pandas DataFrame. ``duplicates`` applies to files and
-    DataFrames."""
+    """A run from whatever was given: a :class:`Run` (returned as is), a path (``str``
+    or ``os.PathLike``; ``"-"`` is stdin) or a binary stream (read by
+    :func:`read_run`), a ``{qid: {docid: score}}`` mapping, or a DataFrame or Arrow
+    table. ``duplicates`` applies to files and tables."""
+    return _load(obj, duplicates, read_run, False)
+
+
+def _load(obj: Any, duplicates: DuplicatePolicy, read: Any, qrels: bool) -> Any:
+    """load_qrels' and load_run's dispatch, with ``read`` for paths and streams."""
     _check_policy(duplicates)
-    if isinstance(obj, Run):
+    wanted, other = (Qrels, Run) if qrels else (Run, Qrels)
+    if isinstance(obj, wanted):
         return obj
-    if isinstance(obj, Qrels):
-        raise InputError("expected a run, got Qrels")
-    if isinstance(obj, (str, os.PathLike)):
-        return read_run(obj, duplicates=duplicates)
+    if isinstance(obj, other):
+        raise InputError("expected qrels, got a Run" if qrels else "expected a run, got Qrels")
+    if isinstance(obj, (str, os.PathLike)) or is_stream(obj):
+        return read(obj, duplicates=duplicates)
     if columns.is_columnar(obj):
-        return run_from_dataframe(obj, duplicates=duplicates)
+        return (qrels_from_dataframe if qrels else run_from_dataframe)(obj,
+                                                                       duplicates=duplicates)
     if isinstance(obj, Mapping):
-        return run_from_dict(obj)
+        return (qrels_from_dict if qrels else run_from_dict)(obj)
+    if qrels:
+        raise InputError(
+            "qrels must be a Qrels, a path, a binary stream, a {qid: {docid: relevance}} "
+            "mapping, a pandas or Polars DataFrame or an Arrow table, got "
+            f"{type(obj).__name__}")
     raise InputError(
-        "a run must be a Run, a path, a {qid: {docid: score}} mapping or a "
-        f"pandas DataFrame, got {type(obj).__name__}")
+        "a run must be a Run, a path, a binary stream, a {qid: {docid: score}} mapping, a "
+        f"pandas or Polars DataFrame or an Arrow table, got {type(obj).__name__}")
+
+
+def _load_qrels_python(obj: Any, *, duplicates: DuplicatePolicy = "error") -> Qrels:
+    """:func:`load_qrels` with the pure-Python reference reader for paths and streams."""
+    return _load(obj, duplicates, _read_qrels_python, True)
+
+
+def _load_run_python(obj: Any, *, duplicates: DuplicatePolicy = "error") -> Run:
+    """:func:`load_run` with the pure-Python reference reader for paths and streams."""
+    return _load(obj, duplicates, _read_run_python, False)
 
 
 def _is_dataframe(obj: Any) -> bool:

@@ -67,8 +67,9 @@ ScorePrecision = Literal["float64", "float32"]
 TopicPolicy = Literal["both", "qrels", "strict"]
 """``topics=``: which topics are evaluated and averaged (:func:`cumgain.evaluate`)."""
 
-DuplicatePolicy = Literal["error", "first"]
-"""``duplicates=``: a repeated (topic, docno) line is an error, or the first is kept."""
+DuplicatePolicy = Literal["error", "first", "last"]
+"""``duplicates=``: a repeated (topic, docno) line is an error, or the first is kept, or
+the last (what a dict built line by line keeps)."""
 
 RecallCutoffs = Literal["nearest", "trec_eval9"]
 """``recall_cutoffs=``: how iprec_at_recall turns a recall level into a rank."""

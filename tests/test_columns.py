@@ -2,8 +2,10 @@
 Tables, RecordBatches and readers, Polars DataFrames and any ``__arrow_c_stream__``
 object are ranked by the compiled ranker straight from their Arrow buffers, and
 evaluate bit for bit as the same rows read from a TREC file, under every tie policy;
-what the native ranker does not take falls to the reference reader, which words the
-same errors as for files (row and column instead of line)."""
+tables whose columns the native ranker does not read in place are checked and converted
+by the reference front-end, then ranked natively; either way the values are those of
+the reference reader (cumgain.reference_reading) on the same table, and the errors its
+errors, worded as for files (row and column instead of line)."""
 from __future__ import annotations
 
 import math
@@ -15,10 +17,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from cumgain import columns, native
+from cumgain import columns, native, reference_reading
 from cumgain.evaluator import TopicsWarning, evaluate
 from cumgain.exceptions import InputError
-from cumgain.trec_io import load_qrels, load_run
+from cumgain.trec_io import load_run
 
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
@@ -112,6 +114,23 @@ def _evaluate(qrels, run, **options):
         return evaluate(qrels, run, measures, **options)
 
 
+def _reference(qrels, run, **options):
+    """The reference reader's evaluation of the same inputs (the oracle)."""
+    with reference_reading.using_reference_reader():
+        return _evaluate(qrels, run, **options)
+
+
+def _assert_as_the_reference_reader(qrels, run, **options):
+    """The native evaluation of the inputs equals the reference reader's, topic for
+    topic, bit for bit; returns it."""
+    got, expected = _evaluate(qrels, run, **options), _reference(qrels, run, **options)
+    assert got.topics == expected.topics
+    assert (got.run_only_topics, got.missing_topics) == \
+        (expected.run_only_topics, expected.missing_topics)
+    assert _values(got) == _values(expected)
+    return got
+
+
 def _fresh(kind):
     return kind() if callable(kind) else kind
 
@@ -157,9 +176,10 @@ def test_interleaved_topics_rank_as_the_reference_reader_ranks_them(ties):
     assert native.read_ranked(qrels_frame, table, ties=ties, score_precision="float64",
                               seed=3, depth=None) is not None
     got = _evaluate(qrels_frame, table, ties=ties, seed=3)
-    reference = _evaluate(load_qrels(qrels_frame), load_run(run_frame), ties=ties, seed=3)
+    reference = _reference(qrels_frame, run_frame, ties=ties, seed=3)
     assert got.topics == reference.topics
     assert _values(got) == _values(reference)
+    _assert_as_the_reference_reader(qrels_frame, table, ties=ties, seed=3)
 
 
 @pytest.mark.parametrize("options", [{"depth": 5}, {"score_precision": "float32"},
@@ -251,14 +271,17 @@ def test_duplicates_first_keeps_the_first_row():
     assert got.means["recip_rank"] == 1.0
 
 
-def test_ids_the_file_reader_would_not_read_take_the_reference_reader():
-    """An id with a NUL or a line separator: the reference reader reads it (ids of a
-    table are text, like a dict's), the native ranker steps aside."""
+def test_ids_the_file_reader_would_not_read_are_read_as_the_reference_reader_reads_them():
+    """An id with a NUL or a line separator: ids of a table are text, like a dict's, so
+    both readers take them; the native ranker reads them, with the reference reader's
+    numbers."""
     qrels = pd.DataFrame({"query_id": ["1"], "doc_id": ["a\x00b"], "relevance": [1]})
     run = pa.table({"query_id": ["1", "1"], "doc_id": ["x\u2028", "a\x00b"],
                     "score": [2.0, 1.0]})
-    assert native.read_ranked(qrels, run, ties="docno_desc", score_precision="float64",
-                              seed=0, depth=None) is None
+    ranked = native.read_ranked(qrels, run, ties="docno_desc", score_precision="float64",
+                                seed=0, depth=None)
+    assert ranked.run_topics == ["1"] and ranked.judged.tolist() == [False, True]
+    assert _assert_as_the_reference_reader(qrels, run).means["recip_rank"] == 0.5
     assert evaluate(qrels, run, ["recip_rank"]).means["recip_rank"] == 0.5
 
 
@@ -269,10 +292,17 @@ def test_integer_ids_read_as_their_digits_and_float_ids_as_str_writes_them():
     assert native.read_ranked(qrels, run, ties="docno_desc", score_precision="float64",
                               seed=0, depth=None).run_topics == ["7"]
     assert evaluate(qrels, run, ["recip_rank"]).means["recip_rank"] == 0.5
+    _assert_as_the_reference_reader(qrels, run)
     floats = pd.DataFrame({"query_id": [7.0], "doc_id": ["1"], "score": [1.0]})
     assert native.read_ranked(qrels, floats, ties="docno_desc", score_precision="float64",
-                              seed=0, depth=None) is None
+                              seed=0, depth=None).run_topics == ["7.0"]
     assert load_run(floats).topics == ("7.0",)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TopicsWarning)      # "7.0" is not qrels topic "7"
+        _assert_as_the_reference_reader(qrels, floats)
+    judged = pd.DataFrame({"query_id": ["7.0", "7.0"], "doc_id": ["1", "2"],
+                           "relevance": [1, 0]})
+    assert _assert_as_the_reference_reader(judged, floats).topics == ("7.0",)
 
 
 def test_text_column_refuses_buffers_that_do_not_hold_together():
@@ -350,17 +380,21 @@ def test_pandas_object_columns_are_read_in_place_without_pyarrow(tmp_path, monke
     assert native.read_ranked(qrels_frame, run_frame, ties="docno_desc",
                               score_precision="float64", seed=0, depth=None) is not None
     assert _values(_evaluate(qrels_frame, run_frame)) == _values(expected)
-    reference = _evaluate(load_qrels(qrels_frame), load_run(run_frame))
+    reference = _reference(qrels_frame, run_frame)
     assert _values(reference) == _values(expected)
 
 
-def test_mixed_object_ids_take_the_reference_reader():
+def test_mixed_object_ids_are_converted_as_the_reference_reader_converts_them():
+    """Object columns of str and int ids: converted by the reference front-end (str(5)
+    is "5"), then ranked natively, with the reference reader's numbers."""
     qrels = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["5", "b"], "relevance": [1, 1]})
     run = pd.DataFrame({"query_id": ["1", "1"], "doc_id": pd.Series([5, "b"], dtype=object),
                         "score": [2.0, 1.0]})
-    assert native.read_ranked(qrels, run, ties="docno_desc", score_precision="float64",
-                              seed=0, depth=None) is None
+    ranked = native.read_ranked(qrels, run, ties="docno_desc", score_precision="float64",
+                                seed=0, depth=None)
+    assert ranked.run_topics == ["1"] and ranked.judged.tolist() == [True, True]
     assert evaluate(qrels, run, ["num_rel_ret"]).means["num_rel_ret"] == 2   # str(5) = "5"
+    _assert_as_the_reference_reader(qrels, run)
 
 
 def test_object_columns_with_non_ascii_ids(tmp_path):
@@ -391,14 +425,19 @@ def test_prepared_table_qrels_serve_many_runs(tmp_path):
         prepared = prepare_qrels(table)
         assert isinstance(prepared, native.PreparedQrelsTable)
         assert prepared.topics == tuple(dict.fromkeys(t for t, _, _ in qrels_rows))
-        expected = _evaluate(qrels_path, run_path)
+        expected = _reference(qrels_path, run_path)
         for run in (run_path, run_frame, pa.Table.from_pandas(run_frame)):
             assert _values(_evaluate(prepared, run)) == _values(expected)
-        # a run the native reader does not take: the reference reader reads the table
-        with pytest.warns(UserWarning, match="dropped"):
-            first = evaluate(prepared, pd.concat([run_frame, run_frame.iloc[:1]]), MEASURES,
-                             duplicates="first", warn=False)
-        assert _values(first) == _values(expected)
+        # a run with a repeated row, its duplicate dropped: as the reference reader does
+        repeated = pd.concat([run_frame, run_frame.iloc[:1]])
+        with pytest.warns(UserWarning, match="dropped") as native_warnings:
+            first = evaluate(prepared, repeated, MEASURES, duplicates="first", warn=False)
+        with pytest.warns(UserWarning, match="dropped") as reference_warnings:
+            reference = reference_reading.evaluate(table, repeated, MEASURES,
+                                                   duplicates="first", warn=False)
+        assert [str(w.message) for w in native_warnings] == \
+            [str(w.message) for w in reference_warnings]
+        assert _values(first) == _values(reference) == _values(expected)
         again = pickle.loads(pickle.dumps(prepared))
         assert isinstance(again, native.PreparedQrelsTable)
         assert _values(_evaluate(again, run_path)) == _values(expected)

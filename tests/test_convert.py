@@ -137,7 +137,7 @@ def test_duplicates_are_named_by_file_and_line_or_dropped(tmp_path):
 
 def test_bad_arguments(tmp_path):
     run = _contiguous_run(tmp_path / "run.txt")
-    for kwargs in ({"rows_per_file": 0}, {"rows_per_file": True}, {"duplicates": "last"}):
+    for kwargs in ({"rows_per_file": 0}, {"rows_per_file": True}, {"duplicates": "latest"}):
         with pytest.raises(ValueError):
             convert.convert_run(run, tmp_path / "out", **kwargs)
     assert not (tmp_path / "out").exists()

@@ -398,7 +398,7 @@ def test_bad_run_type(run, message):
     ({"ties": "bogus"}, "ties must be one of"),
     ({"ties": "average", "measures": ["map"]}, "not defined under ties='average'"),
     ({"depth": 0}, "depth must be a positive integer"),
-    ({"duplicates": "last"}, "duplicates must be one of"),
+    ({"duplicates": "latest"}, "duplicates must be one of"),
     ({"partitioned_by_topic": "yes"}, "partitioned_by_topic must be None, True or False"),
 ])
 def test_bad_arguments_raise_the_engines_errors_at_once(arguments, message):
@@ -1068,12 +1068,12 @@ def test_trec_qrels_files_are_read_natively_into_the_same_table(form, tmp_path, 
     that fit: 7 bytes less a judgment to ship), and no reference read."""
     import gzip
     pytest.importorskip("pyarrow")
-    from cumgain import native
+    from cumgain import _native_blocks, native
     text = "".join(f"{q} 0 {d} {r}\n" for q, d, r in QRELS.itertuples(index=False))
     path = tmp_path / ("qrels.txt.gz" if form == "gzip" else "qrels.txt")
     path.write_bytes(gzip.compress(text.encode()) if form == "gzip" else text.encode())
     if form == "in parts":
-        monkeypatch.setattr(native, "PART_BYTES", 64)
+        monkeypatch.setattr(_native_blocks, "PART_BYTES", 64)
         monkeypatch.setattr(native, "auto_threads", lambda threads: 3)
     expected = dask_qrels._judged(dask_qrels.load_qrels(path), "error").prepared.table
     monkeypatch.setattr(dask_qrels, "load_qrels", None)

@@ -38,15 +38,29 @@ def test_native_targets(path):
     check.check_dicts_native(path.read_bytes())
 
 
+def _lossy_reference_reader(monkeypatch):
+    """The reference reader's run loader made to drop every topic's documents but the
+    first."""
+    from cumgain import reference_reading
+    real = reference_reading.load_run
+
+    def lossy(run, **options):
+        loaded = real(run, **options)
+        return real({topic: dict(list(docs.items())[:1])
+                     for topic, docs in loaded.to_dict().items()})
+
+    monkeypatch.setattr(reference_reading, "load_run", lossy)
+
+
 def test_the_check_catches_a_disagreement(monkeypatch):
-    """The oracle is not vacuous: a reader that drops a line is caught."""
+    """The oracle is not vacuous: a reader that drops a line is caught, on files and
+    on dicts, and the native side is not the reference reader in disguise."""
     data = check.pack(0, b"q1 0 d1 1\nq1 0 d2 1\n", b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 1 0.4 t\n")
-    real = check.read_run
-
-    def lossy(path):
-        run = real(path)
-        return {topic: dict(list(docs.items())[:1]) for topic, docs in run.to_dict().items()}
-
-    monkeypatch.setattr(check, "read_run", lossy)
-    with pytest.raises(AssertionError, match="differ"):
+    check.check_files(data)
+    dicts = check.pack_dicts(0, [(0x80, 1, 1), (0x80, 2, 1), (0, 1, 5), (0, 2, 7)])
+    check.check_dicts(dicts)
+    _lossy_reference_reader(monkeypatch)
+    with pytest.raises(AssertionError, match="native and reference readers differ"):
         check.check_files(data)
+    with pytest.raises(AssertionError, match="dict paths differ"):
+        check.check_dicts(dicts)

@@ -1,9 +1,10 @@
 """The native reader (cgcore._trec via cumgain.native) against the reference reader.
 
-The native path must accept exactly the files the reference reader accepts, and
-give bit-identical evaluations; on anything it does not take it must step aside
-(read_ranked returns None) so that the reference reader words the error. The same
-holds for plain dicts and for qrels prepared once (PreparedQrels).
+The native path reads every input itself (there is no fallback): on what the reference
+reader (:mod:`cumgain.reference_reading`, the oracle) accepts it must give
+bit-identical evaluations, and on what the reference reader refuses it must raise the
+same error, word for word. The same holds for plain dicts and for qrels prepared once
+(PreparedQrels).
 """
 import dataclasses
 import gc
@@ -27,25 +28,54 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import cumgain
 from cgcore import _qrels, _trec, _vectors
-from cumgain import native
+from cumgain import _native_blocks, native, reference_reading
 from cumgain.evaluator import TopicsWarning, evaluate
 from cumgain.exceptions import FormatError, InputError
 from cumgain.measures import parse_measures
-from cumgain.native import PreparedQrels, read_ranked
-from cumgain.trec_io import load_qrels, load_run, read_qrels, read_run
+from cumgain.native import PreparedQrels, RankedInput, read_ranked
+from cumgain.trec_io import load_run
 
 MEASURES = ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank",
             "P.1,3,10", "recall.5", "ndcg", "ndcg_cut.3,10", "ndcg_rel", "Rndcg",
             "success.1,5", "nDCG@5(gains=exponential,discount=tois)", "avg_pos_nCG@4"]
 
 
-def both_ways(qrels_path, run_path, **options):
-    """Evaluate from the paths (native) and from reference-read objects."""
+def both_ways(qrels, run, measures=MEASURES, **options):
+    """Evaluate the same inputs with the native reader and with the reference reader."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TopicsWarning)
-        native = evaluate(qrels_path, run_path, MEASURES, **options)
-        reference = evaluate(read_qrels(qrels_path), read_run(run_path), MEASURES, **options)
+        native = evaluate(qrels, run, measures, **options)
+        reference = reference_reading.evaluate(qrels, run, measures, **options)
     return native, reference
+
+
+READ = dict(ties="docno_desc", score_precision="float64", seed=0, depth=None)
+_READ_OPTIONS = ("ties", "score_precision", "seed", "depth", "duplicates", "threads")
+
+
+def reference_error(qrels, run, measures=("map",), **options) -> Exception:
+    """The error the reference reader raises for these inputs (it must raise one)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TopicsWarning)
+        with pytest.raises(Exception) as caught:
+            reference_reading.evaluate(qrels, run, list(measures), **options)
+    return caught.value
+
+
+def raises_the_reference_error(qrels, run, measures=("map",), **options) -> Exception:
+    """read_ranked and evaluate() on the inputs both raise the reference reader's error
+    for them: the same type, the same message. Returns that error."""
+    expected = reference_error(qrels, run, measures, **options)
+    read_options = {**READ, **{k: v for k, v in options.items() if k in _READ_OPTIONS}}
+    for attempt in (lambda: read_ranked(qrels, run, **read_options),
+                    lambda: evaluate(qrels, run, list(measures), **options)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TopicsWarning)
+            with pytest.raises(Exception) as caught:
+                attempt()
+        assert type(caught.value) is type(expected), (caught.value, expected)
+        assert str(caught.value) == str(expected)
+    return expected
 
 
 def assert_same(native, reference):
@@ -94,8 +124,8 @@ def test_native_equals_reference(tmp_path, data, ties, precision, depth, judged_
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     qrels_path.write_text("\n".join(qrels_lines) + "\n")
     run_path.write_text("\n".join(run_lines) + "\n")
-    assert read_ranked(qrels_path, run_path, ties=ties, score_precision=precision, seed=3,
-                       depth=depth) is not None
+    assert isinstance(read_ranked(qrels_path, run_path, ties=ties, score_precision=precision,
+                                  seed=3, depth=depth), RankedInput)
     native, reference = both_ways(qrels_path, run_path, ties=ties, score_precision=precision,
                                   seed=3, depth=depth, judged_only=judged_only, topics=which)
     assert_same(native, reference)
@@ -121,46 +151,49 @@ BAD_LINES = [
 
 
 @pytest.mark.parametrize("bad", BAD_LINES)
-def test_bad_qrels_lines_step_aside_and_the_reference_words_the_error(tmp_path, bad):
+def test_bad_qrels_lines_raise_the_reference_readers_error(tmp_path, bad):
+    """The native reader stops at the bad line and words the error as the reference
+    reader does, naming file and line."""
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     qrels_path.write_text(f"1 0 a 1\n{bad}\n1 0 b 0\n")
     run_path.write_text("1 Q0 a 1 1.0 t\n")
-    assert read_ranked(qrels_path, run_path, ties="docno_desc", score_precision="float64",
-                       seed=0, depth=None) is None
-    with pytest.raises(FormatError, match=r"qrels:2:"):
-        evaluate(qrels_path, run_path, ["map"])
+    error = raises_the_reference_error(qrels_path, run_path)
+    assert isinstance(error, FormatError) and re.search(r"qrels:2:", str(error))
+    assert (error.path, error.line_number) == (str(qrels_path), 2)
 
 
 @pytest.mark.parametrize("bad", ["1 Q0 b 2 1.0", "1 Q0 b 2 x t", "1 Q0 b 2 nan t",
                                  "1 Q0 b 2 1e t", "1 Q0 a 2 0.5 t", "1 Q0 b\u2028 2 1.0 t",
                                  "1 Q0 b c 2 1.0 t", "1 Q0 b 2 1.0 inf x"])
-def test_bad_run_lines_step_aside(tmp_path, bad):
+def test_bad_run_lines_raise_the_reference_readers_error(tmp_path, bad):
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     qrels_path.write_text("1 0 a 1\n")
     run_path.write_text(f"1 Q0 a 1 1.0 t\n{bad}\n")
-    assert read_ranked(qrels_path, run_path, ties="docno_desc", score_precision="float64",
-                       seed=0, depth=None) is None
-    with pytest.raises(FormatError, match=r"run:2:"):
-        evaluate(qrels_path, run_path, ["map"])
+    error = raises_the_reference_error(qrels_path, run_path)
+    assert isinstance(error, FormatError) and re.search(r"run:2:", str(error))
+    assert (error.path, error.line_number) == (str(run_path), 2)
 
 
-def test_invalid_utf8_steps_aside(tmp_path):
+def test_invalid_utf8_raises_the_reference_readers_error(tmp_path):
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     qrels_path.write_bytes(b"1 0 a 1\n1 0 \xff 1\n")
     run_path.write_text("1 Q0 a 1 1.0 t\n")
-    assert read_ranked(qrels_path, run_path, ties="docno_desc", score_precision="float64",
-                       seed=0, depth=None) is None
-    with pytest.raises(FormatError, match="UTF-8"):
-        evaluate(qrels_path, run_path, ["map"])
+    error = raises_the_reference_error(qrels_path, run_path)
+    assert isinstance(error, FormatError) and "UTF-8" in str(error)
 
 
-def test_interleaved_run_topics_use_the_reference_path(tmp_path):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_interleaved_run_topics_are_read_natively_as_the_reference_reader_reads_them(
+        tmp_path, threads):
+    """A run topic that comes back after another: the native reader reads the file
+    again holding its lines by topic, and ranks as the reference reader does."""
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     qrels_path.write_text("1 0 a 1\n2 0 b 1\n")
     run_path.write_text("1 Q0 a 1 1.0 t\n2 Q0 b 1 1.0 t\n1 Q0 c 2 0.5 t\n")
-    assert read_ranked(qrels_path, run_path, ties="docno_desc", score_precision="float64",
-                       seed=0, depth=None) is None
-    result = evaluate(qrels_path, run_path, ["num_ret", "map"])
+    ranked = read_ranked(qrels_path, run_path, threads=threads, **READ)
+    assert ranked.run_topics == ["1", "2"] and ranked.run_offsets.tolist() == [0, 2, 3]
+    result, reference = both_ways(qrels_path, run_path, threads=threads)
+    assert_same(result, reference)
     assert result.values["num_ret"].tolist() == [2, 1] and result.means["map"] == 1.0
 
 
@@ -174,15 +207,63 @@ def test_gzip_and_bom_and_crlf(tmp_path):
     assert_same(*both_ways(qrels_path, run_path))
 
 
-def test_duplicates_step_aside(tmp_path):
+def _corrupt_gzip(text: bytes) -> bytes:
+    """``text`` gzipped, 40 bytes in the middle of the compressed data overwritten: zlib
+    gives garbled text for a while before it finds the error."""
+    data = bytearray(gzip.compress(text, mtime=0))
+    data[len(data) // 2: len(data) // 2 + 40] = b"\xff" * 40
+    return bytes(data)
+
+
+@pytest.mark.parametrize("form", ["file", "stream"])
+@pytest.mark.parametrize("bad_file", ["qrels", "run"])
+def test_corrupt_gzip_data_raises_the_reference_readers_error(tmp_path, bad_file, form):
+    """Corrupt gzip data in a qrels or run file, or in a binary stream of it: the
+    reference reader's error, word for word."""
+    qrels = b"".join(b"1 0 doc%07d %d\n" % (i, i % 3) for i in range(3000))
+    run = b"".join(b"1 Q0 doc%07d %d %.6f tag\n" % (i, i, 1 / (i + 1)) for i in range(3000))
+    qrels_path, run_path = tmp_path / "qrels.gz", tmp_path / "run.gz"
+    qrels_path.write_bytes(_corrupt_gzip(qrels) if bad_file == "qrels" else gzip.compress(qrels))
+    run_path.write_bytes(_corrupt_gzip(run) if bad_file == "run" else gzip.compress(run))
+
+    def inputs():       # (a stream is read once: a fresh one each time)
+        if form == "file":
+            return qrels_path, run_path
+        if bad_file == "qrels":
+            return io.BytesIO(qrels_path.read_bytes()), run_path
+        return qrels_path, io.BytesIO(run_path.read_bytes())
+
+    expected = reference_error(*inputs())
+    assert isinstance(expected, FormatError) and "corrupt gzip data" in str(expected)
+    for attempt in (lambda: read_ranked(*inputs(), **READ),
+                    lambda: evaluate(*inputs(), ["map"])):
+        with pytest.raises(FormatError) as error:
+            attempt()
+        assert str(error.value) == str(expected)
+
+
+def test_duplicates_raise_or_are_dropped_as_the_reference_reader_does(tmp_path):
+    """A docno twice in a run topic: the reference reader's error; with "first" or
+    "last", the same warning and the same values as the reference reader."""
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
-    qrels_path.write_text("1 0 a 1\n")
-    run_path.write_text("1 Q0 a 1 1.0 t\n1 Q0 a 2 0.5 t\n")
-    with pytest.raises(FormatError, match="duplicate"):
-        evaluate(qrels_path, run_path, ["map"])
-    with pytest.warns(Warning):
-        result = evaluate(qrels_path, run_path, ["num_ret"], duplicates="first")
-    assert result.means["num_ret"] == 1
+    qrels_path.write_text("1 0 a 1\n1 0 b 0\n")
+    run_path.write_text("1 Q0 a 1 1.0 t\n1 Q0 b 2 0.7 t\n1 Q0 a 3 0.5 t\n")
+    error = raises_the_reference_error(qrels_path, run_path)
+    assert isinstance(error, FormatError) and "duplicate" in str(error)
+    for policy in ("first", "last"):
+        with pytest.warns(Warning) as native_warnings:
+            result = evaluate(qrels_path, run_path, ["num_ret", "recip_rank"],
+                              duplicates=policy)
+        with pytest.warns(Warning) as reference_warnings:
+            reference = reference_reading.evaluate(qrels_path, run_path,
+                                                   ["num_ret", "recip_rank"],
+                                                   duplicates=policy)
+        assert [str(w.message) for w in native_warnings] == \
+            [str(w.message) for w in reference_warnings]
+        assert_same(result, reference)
+        # the first keeps a at 1.0 (ranked first), the last at 0.5 (after b, not relevant)
+        assert result.means["num_ret"] == 2
+        assert result.means["recip_rank"] == (1.0 if policy == "first" else 0.5)
 
 
 def test_long_lines_and_long_numbers(tmp_path):
@@ -231,15 +312,11 @@ def dict_collections(draw):
        st.sampled_from(["float64", "float32"]), st.sampled_from([None, 3, 30]), st.booleans())
 def test_dicts_native_equals_reference(data, ties, precision, depth, judged_only):
     qrels, run = data
-    assert read_ranked(qrels, run, ties=ties, score_precision=precision, seed=3,
-                       depth=depth) is not None
+    assert isinstance(read_ranked(qrels, run, ties=ties, score_precision=precision, seed=3,
+                                  depth=depth), RankedInput)
     options = dict(ties=ties, score_precision=precision, seed=3, depth=depth,
                    judged_only=judged_only)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TopicsWarning)
-        native = evaluate(qrels, run, MEASURES, **options)
-        reference = evaluate(load_qrels(qrels), load_run(run), MEASURES, **options)
-    assert_same(native, reference)
+    assert_same(*both_ways(qrels, run, **options))
 
 
 @pytest.mark.parametrize("value", [10 ** 400, -10 ** 400, 2 ** 1024],
@@ -251,14 +328,10 @@ def test_an_int_no_float64_holds_is_the_same_input_error_on_both_dict_paths(whic
     qrels, run = {"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 0.5, "d2": 1.5}}
     (qrels if which == "qrels" else run)["q1"]["d2"] = value
     name = "relevance" if which == "qrels" else "score"
-    with pytest.raises(InputError, match=rf"<dict>: topic 'q1', docid 'd2': {name} "
-                                         rf".*digits\) cannot be a float64") as native_error:
-        evaluate(qrels, run, ["map"])
-    with pytest.raises(InputError) as reference_error:
-        evaluate(load_qrels(qrels), load_run(run), ["map"])
-    assert str(native_error.value) == str(reference_error.value)
-    assert read_ranked(qrels, run, ties="docno_desc", score_precision="float64", seed=0,
-                       depth=None) is None
+    error = raises_the_reference_error(qrels, run)
+    assert isinstance(error, InputError)
+    assert re.search(rf"<dict>: topic 'q1', docid 'd2': {name} .*digits\) cannot be a "
+                     rf"float64", str(error))
 
 
 @pytest.mark.parametrize("where", ["qrels topic", "qrels docno", "run topic", "run docno"])
@@ -276,13 +349,8 @@ def test_a_lone_surrogate_in_a_dict_id_is_the_same_input_error_on_both_paths(whe
         target["q1"][bad] = target["q1"].pop("d2")
         named = r"topic 'q1', docid 'x\\udcff'"
     pattern = rf"<dict>: {named} is not valid text: a lone surrogate '\\udcff' at position 1"
-    with pytest.raises(InputError, match=pattern) as native_error:
-        evaluate(qrels, run, ["map"])
-    with pytest.raises(InputError) as reference_error:
-        evaluate(load_qrels(qrels), load_run(run), ["map"])
-    assert str(native_error.value) == str(reference_error.value)
-    assert read_ranked(qrels, run, ties="docno_desc", score_precision="float64", seed=0,
-                       depth=None) is None
+    error = raises_the_reference_error(qrels, run)
+    assert isinstance(error, InputError) and re.search(pattern, str(error))
 
 
 def test_a_lone_surrogate_in_a_dataframe_id_is_an_input_error():
@@ -396,8 +464,8 @@ def _two_rankers_into_one_output(run, rows):
 def test_a_ranker_given_fewer_rows_than_its_range_ranks_stops():
     """More rows than counted (a run dict changed after dict_rows) stop the ranker,
     never write past its rows; fewer rows than counted leave a gap, and appending the
-    next range's then stops, as does appending rows that do not follow: the reference
-    reader takes over."""
+    next range's then stops, as does appending rows that do not follow: then the run
+    dict is checked and converted by the reference front-end and ranked again."""
     run = {"t0": {"a": 1.0, "b": 2.0}, "t1": {"c": 1.0, "d": 2.0}}
     first, second = _two_rankers_into_one_output(run, [1, 2])
     assert first.add_dict(run, 0, 1) != _trec.STATUS_OK        # 2 rows, room for 1
@@ -441,25 +509,26 @@ def test_run_dicts_ranked_in_batches_and_in_threads_equal_the_reference(monkeypa
            for t, size in enumerate(sizes)}
     qrels = {f"q{t}": {f"d{(d * 7919) % (size + 1)}-{d}": d % 4 for d in range(0, size, 3)}
              for t, size in enumerate(sizes) if size}
-    reference = _evaluation(load_qrels(qrels), load_run(run), score_precision="float32")
+    reference = _reference_evaluation(qrels, run, score_precision="float32")
     monkeypatch.setattr(native, "DICT_TOPICS_PER_THREAD", 1)
     for threads in (1, 2, 3, 40):
-        assert read_ranked(qrels, run, ties="docno_desc", score_precision="float32", seed=0,
-                           depth=None, threads=threads) is not None
+        assert isinstance(read_ranked(qrels, run, ties="docno_desc", score_precision="float32",
+                                      seed=0, depth=None, threads=threads), RankedInput)
         assert_same(_evaluation(qrels, run, score_precision="float32", threads=threads),
                     reference)
 
 
 @pytest.mark.parametrize("bad_topic", [0, 2, 5])
-def test_a_bad_run_dict_entry_in_any_thread_steps_aside(monkeypatch, bad_topic):
+def test_a_bad_run_dict_entry_in_any_thread_raises_the_reference_readers_error(
+        monkeypatch, bad_topic):
+    """A value the ranker does not take, in whichever thread's topic range: the run is
+    checked by the reference front-end, whose error is raised."""
     monkeypatch.setattr(native, "DICT_TOPICS_PER_THREAD", 1)
     run = {f"q{t}": {"a": 1.0, "b": 2.0} for t in range(6)}
     run[f"q{bad_topic}"]["c"] = "high"
     for threads in (1, 3):
-        assert read_ranked({"q1": {"a": 1}}, run, ties="docno_desc", score_precision="float64",
-                           seed=0, depth=None, threads=threads) is None
-        with pytest.raises(InputError, match="high"):
-            _evaluation({"q1": {"a": 1}}, run, threads=threads)
+        error = raises_the_reference_error({"q1": {"a": 1}}, run, threads=threads)
+        assert isinstance(error, InputError) and "high" in str(error)
 
 
 def test_native_arrays_outlive_the_native_objects():
@@ -497,18 +566,18 @@ judgment_lines = st.lists(st.one_of(
 @given(judgment_lines, st.integers(1, 4), st.booleans())
 def test_duplicate_check_in_threads_names_the_first_duplicate_line(lines, threads, indexed):
     """However many threads check the topics (each a range), a duplicate stops the
-    table with the line of the second occurrence in the first topic (order of first
-    appearance) that has one, counting comment lines; topics may be interleaved."""
+    table, which names the first repeat by line (as the reference reader does), with
+    the line of that docno's first occurrence, counting comment lines, and counts every
+    repeat; topics may be interleaved."""
     text = "".join("# note\n" if line is None else f"{line[0]} 0 {line[1]} 1\n"
                    for line in lines)
-    seen, first_seen, where = set(), {}, {}
+    first_line, repeats = {}, []        # (topic, docno) -> line; (line, topic, docno)
     for number, line in enumerate(lines, start=1):
         if line is None:
             continue
-        first_seen.setdefault(line[0], len(first_seen))
-        if line in seen:
-            where.setdefault(line[0], number)    # the topic's first duplicate line
-        seen.add(line)
+        if line in first_line:
+            repeats.append((number, *line))
+        first_line.setdefault(line, number)
     table = _qrels.QrelsTable(indexed)
     assert table.feed(text.encode()) == _trec.STATUS_OK
     old, _qrels.CHECK_ROWS_PER_THREAD = _qrels.CHECK_ROWS_PER_THREAD, 1
@@ -516,11 +585,13 @@ def test_duplicate_check_in_threads_names_the_first_duplicate_line(lines, thread
         status = table.finish(threads)
     finally:
         _qrels.CHECK_ROWS_PER_THREAD = old
-    if not where:
-        assert status == _trec.STATUS_OK
+    if not repeats:
+        assert status == _trec.STATUS_OK and table.first_duplicate() is None
         return
-    topic = min(where, key=first_seen.__getitem__)
-    assert status == _trec.STATUS_DUPLICATE and table.status_line == where[topic]
+    repeat, topic, docno = min(repeats)
+    assert status == _trec.STATUS_DUPLICATE and table.status_line == repeat
+    assert table.first_duplicate() == (topic, docno, first_line[topic, docno], repeat)
+    assert table.n_duplicates == len(repeats)
 
 
 @pytest.mark.parametrize("indexed", [False, True])
@@ -552,6 +623,13 @@ def _evaluation(qrels, run, **options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TopicsWarning)
         return evaluate(qrels, run, MEASURES, **options)
+
+
+def _reference_evaluation(qrels, run, measures=MEASURES, **options):
+    """The reference reader's evaluation of the same inputs (the oracle)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TopicsWarning)
+        return reference_reading.evaluate(qrels, run, measures, **options)
 
 
 def test_prepared_qrels_evaluate_like_the_plain_dict(tmp_path):
@@ -588,20 +666,28 @@ def test_prepared_qrels_keep_the_dicts_and_read_them_once():
 @pytest.mark.parametrize("qrels", [{"1": {"a": np.int64(1)}}, {1: {"a": 1}},
                                    {"1": {"a": 1}, "2": {}}, {"1": {"a": float("nan")}},
                                    {"1": {"a": 10 ** 400}}, {"1": {"a\udcff": 1}},
-                                   {"1\udcff": {"a": 1}}])
-def test_prepared_qrels_the_native_reader_does_not_take(qrels):
-    """Such judgments are not read natively; evaluations take the reference path and
-    end as they do for the plain dict (a result or the same error)."""
-    prepared = PreparedQrels(qrels)
-    assert prepared.native is None
+                                   {"1\udcff": {"a": 1}}, {"1": {"a": True}},
+                                   {"1": {"a": "1"}}])
+def test_prepared_qrels_of_odd_dicts_evaluate_or_raise_as_the_reference_reader(qrels):
+    """Ids that are not str, levels that are not int or float, a topic without
+    judgments, values or ids no judgment may have: converted (or refused) once, when
+    prepared; the evaluations are the reference reader's on the plain dict, bit for bit,
+    and a bad one raises the reference reader's error, word for word, from
+    PreparedQrels (as from evaluate() on the dict)."""
     run = {"1": {"a": 1.0}}
     try:
-        expected = _evaluation(qrels, run)
-    except Exception as error:          # noqa: BLE001 - compared below
-        with pytest.raises(type(error), match=re.escape(str(error))):
-            _evaluation(prepared, run)
+        expected = _reference_evaluation(qrels, run)
+    except InputError as error:
+        with pytest.raises(InputError) as prepared_error:
+            PreparedQrels(qrels)
+        assert type(prepared_error.value) is type(error)
+        assert str(prepared_error.value) == str(error)
+        raises_the_reference_error(qrels, run)
     else:
+        prepared = PreparedQrels(qrels)
+        assert prepared.native is not None
         assert_same(_evaluation(prepared, run), expected)
+        assert_same(_evaluation(qrels, run), expected)
 
 
 def test_prepared_qrels_share_read_only_judgments_and_pickle():
@@ -684,9 +770,9 @@ def test_files_read_in_parts_rank_as_one_reader(tmp_path, monkeypatch, data, tie
     qrels_path.write_bytes(b"\xef\xbb\xbf# judgments\n" + qrels_path.read_bytes())
     options = dict(ties=ties, score_precision="float32", seed=5, depth=None)
     whole = read_ranked(qrels_path, run_path, threads=1, **options)
-    monkeypatch.setattr(native, "PART_BYTES", 1)
+    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
     parts = read_ranked(qrels_path, run_path, threads=threads, **options)
-    assert whole is not None and parts is not None
+    assert isinstance(whole, RankedInput) and isinstance(parts, RankedInput)
     assert ranked_arrays(parts) == ranked_arrays(whole)
     assert (parts.qrels_topics, parts.qrels_offsets.tolist(), parts.qrels_levels.tolist()) == \
         (whole.qrels_topics, whole.qrels_offsets.tolist(), whole.qrels_levels.tolist())
@@ -702,11 +788,13 @@ def segment_bytes():
 
 
 @pytest.mark.parametrize("interleaved", [False, True])
-def test_qrels_past_what_a_segment_holds_go_to_the_reference_reader(
+def test_qrels_past_what_a_segment_holds_raise_an_input_error_naming_the_limit(
         tmp_path, monkeypatch, segment_bytes, interleaved):
     """A qrels part with more docno bytes than a segment holds, or parts whose topics
-    must be joined into one segment holding more, stop the native table; the reference
-    reader then reads the files, with the same numbers."""
+    must be joined into one segment holding more, stop the native table: an InputError
+    naming the file and the layout's limit (nothing steps aside to another reader);
+    parts that each fit, not joined, read natively, with the reference reader's
+    numbers."""
     qrels_lines = [f"{topic} 0 doc{doc} {doc % 3}" for topic in range(4) for doc in range(30)]
     if interleaved:         # topic 0 again at the end: the parts must be joined
         qrels_lines = qrels_lines[30:] + qrels_lines[:30]
@@ -715,17 +803,30 @@ def test_qrels_past_what_a_segment_holds_go_to_the_reference_reader(
     qrels_path.write_text("\n".join(qrels_lines) + "\n")
     run_path.write_text("".join(f"{topic} Q0 doc{doc} {doc} {100 - doc} tag\n"
                                 for topic in range(4) for doc in range(0, 40, 2)))
-    monkeypatch.setattr(native, "PART_BYTES", 1)
-    expected = both_ways(qrels_path, run_path)[1]
+    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
+    expected = _reference_evaluation(qrels_path, run_path)
+    assert_same(_evaluation(qrels_path, run_path, threads=2), expected)
     docno_bytes = sum(len(line.split()[2]) for line in qrels_lines)
     assert native.native_qrels(qrels_path, threads=2) is not None
     segment_bytes(docno_bytes - 1)          # each part fits, the whole does not
-    joined = native.native_qrels(qrels_path, threads=2)
-    assert (joined is None) == interleaved
-    assert native.native_qrels(qrels_path, threads=1) is None      # one part: too big
-    got, reference = both_ways(qrels_path, run_path, threads=1)
-    assert_same(got, expected)
-    assert_same(reference, expected)
+    too_big = f"{qrels_path}: past what the compiled reader's layout holds ("
+    if interleaved:
+        with pytest.raises(InputError) as error:
+            native.native_qrels(qrels_path, threads=2)
+        assert str(error.value).startswith(too_big)
+    else:
+        assert native.native_qrels(qrels_path, threads=2) is not None
+        assert_same(_evaluation(qrels_path, run_path, threads=2), expected)
+    for threads in (1, 2):          # one part: too big; parts: too big when joined
+        if threads == 2 and not interleaved:
+            continue
+        with pytest.raises(InputError) as error:
+            native.native_qrels(qrels_path, threads=threads)
+        assert type(error.value) is InputError and str(error.value).startswith(too_big)
+        with pytest.raises(InputError) as evaluated:
+            _evaluation(qrels_path, run_path, threads=threads)
+        assert str(evaluated.value) == str(error.value)
+    assert_same(_reference_evaluation(qrels_path, run_path), expected)   # no such limit
     with pytest.raises(ValueError):
         segment_bytes(_qrels.SEGMENT_BYTES + 1)
 
@@ -742,10 +843,17 @@ class _Part:
         return _trec.STATUS_OK
 
 
+def _join(first, other):
+    """parts_in_turn's join of two stand-in parsers: None (joined) or a Stop."""
+    status = first.append(other)
+    return None if status == _trec.STATUS_OK else _native_blocks.Stop("status", other.name)
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3, 9])
 def test_parts_handed_out_in_turn_are_appended_in_order(threads):
     """Parts finishing out of order (the early ones slowest, as on a slower core) are
-    still appended to the first in file order, each once; every part is read once."""
+    still appended to the first in file order, each once; every part is read once, and
+    no part has a Stop (the first parser holds them all)."""
     parsers = [_Part(part) for part in range(8)]
     read, lock = [], threading.Lock()
 
@@ -754,22 +862,43 @@ def test_parts_handed_out_in_turn_are_appended_in_order(threads):
         parsers[part].read = True
         with lock:
             read.append(part)
-        return True
+        return None
 
-    assert native._parts_in_turn(parsers, threads, read_part) is parsers[0]
+    assert _native_blocks.parts_in_turn(parsers, threads, read_part, _join) == [None] * 8
     assert sorted(read) == list(range(8))
     assert parsers[0].appended == list(range(1, 8))
 
 
 def test_parts_in_turn_stop_at_a_failed_part_and_raise_a_helper_error():
+    """A part that stops has its Stop in the result, is never appended, and no part
+    after it is appended; the parts before it are read through (so that the first stop
+    in file order is known). A join that fails is the Stop of the part joined. An
+    exception in a helper thread is raised in the caller's."""
     parsers = [_Part(part) for part in range(6)]
+    stop = _native_blocks.Stop("line", 2, b"bad")
 
     def read_unless_3(part):
         parsers[part].read = part != 3
-        return parsers[part].read
+        return None if parsers[part].read else stop
 
-    assert native._parts_in_turn(parsers, 2, read_unless_3) is None
+    stops = _native_blocks.parts_in_turn(parsers, 2, read_unless_3, _join)
+    assert stops[3] is stop and stops[:3] == [None, None, None]
+    assert all(parsers[part].read for part in range(3))
     assert 3 not in parsers[0].appended
+    assert parsers[0].appended == [1, 2][:len(parsers[0].appended)]
+
+    parsers = [_Part(part) for part in range(5)]
+
+    def read_all(part):
+        parsers[part].read = True
+        return None
+
+    def join_unless_2(first, other):
+        return _native_blocks.Stop("too_big") if other.name == 2 else _join(first, other)
+
+    stops = _native_blocks.parts_in_turn(parsers, 1, read_all, join_unless_2)
+    assert stops[2] == _native_blocks.Stop("too_big") and parsers[0].appended == [1]
+    assert [stops[part] for part in (0, 1)] == [None, None]
 
     parsers = [_Part(part) for part in range(6)]
 
@@ -777,10 +906,10 @@ def test_parts_in_turn_stop_at_a_failed_part_and_raise_a_helper_error():
         if part == 4:
             raise MemoryError("part 4")
         parsers[part].read = True
-        return True
+        return None
 
     with pytest.raises(MemoryError, match="part 4"):
-        native._parts_in_turn(parsers, 3, broken)
+        _native_blocks.parts_in_turn(parsers, 3, broken, _join)
 
 
 RUN_IN_PARTS = "".join(f"{t} Q0 d{d} {d} {10 - d}.5 tag{t}\n" for t in (1, 2, 3, 4) for d in range(5))
@@ -789,8 +918,8 @@ RUN_IN_PARTS = "".join(f"{t} Q0 d{d} {d} {10 - d}.5 tag{t}\n" for t in (1, 2, 3,
 def test_the_parts_start_where_topics_start(tmp_path, monkeypatch):
     run_path = tmp_path / "run"
     run_path.write_text(RUN_IN_PARTS)
-    monkeypatch.setattr(native, "PART_BYTES", 1)
-    starts = native._part_starts(str(run_path), 4)
+    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
+    starts = _native_blocks.part_starts(str(run_path), 4)
     text = RUN_IN_PARTS.encode()
     assert starts[0] == 0 and len(starts) >= 2 and starts == sorted(set(starts))
     for start in starts[1:]:
@@ -798,7 +927,7 @@ def test_the_parts_start_where_topics_start(tmp_path, monkeypatch):
         previous = text[:start].rstrip(b"\n").rsplit(b"\n", 1)[-1].split()[0]
         assert text[start:].split()[0] != previous
     run_path.write_text("".join(f"1 Q0 d{d} {d} 1.0 t\n" for d in range(50)))   # one topic
-    assert native._part_starts(str(run_path), 4) == [0]
+    assert _native_blocks.part_starts(str(run_path), 4) == [0]
 
 
 @pytest.mark.parametrize("parts, short", [(16, 4), (8, 4), (5, 4), (4, 4), (2, 4), (1, 4),
@@ -807,14 +936,15 @@ def test_the_last_parts_handed_out_are_shorter(parts, short):
     """The last ``short`` parts (never the first) are SHORT_PART_SHARE times shorter
     than the others, give or take a byte of rounding; the parts cover the file."""
     size = 10 ** 9 + 7
-    targets = native._part_targets(size, parts, short)
+    targets = _native_blocks._part_targets(size, parts, short)
     lengths = [stop - start for start, stop in zip(targets, targets[1:] + [size])]
     assert targets[0] == 0 and len(targets) == parts and sum(lengths) == size
     n_short = min(short, parts - 1)
     long_parts, short_parts = lengths[:parts - n_short], lengths[parts - n_short:]
     assert max(long_parts) - min(long_parts) <= 1
     for length in short_parts:
-        assert abs(length * native.SHORT_PART_SHARE - long_parts[0]) <= native.SHORT_PART_SHARE
+        assert abs(length * _native_blocks.SHORT_PART_SHARE - long_parts[0]) <= \
+            _native_blocks.SHORT_PART_SHARE
 
 
 def test_a_file_in_parts_reads_as_one_part_with_short_last_parts(tmp_path, monkeypatch):
@@ -826,8 +956,8 @@ def test_a_file_in_parts_reads_as_one_part_with_short_last_parts(tmp_path, monke
                                   for t in range(60) for d in range(0, 40, 3)))
     measures = ["map", "ndcg_cut_10", "P_5", "recip_rank"]
     whole = evaluate(qrels_path, run_path, measures, threads=1)
-    monkeypatch.setattr(native, "PART_BYTES", 1)
-    assert len(native._part_starts(str(run_path), native.parts_for(2), 4)) == 16
+    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
+    assert len(_native_blocks.part_starts(str(run_path), _native_blocks.parts_for(2), 4)) == 16
     parted = evaluate(qrels_path, run_path, measures, threads=2)
     for measure in measures:
         assert parted.values[measure].tolist() == whole.values[measure].tolist()
@@ -848,19 +978,19 @@ def test_a_part_start_is_looked_for_within_search_bytes_in_a_few_small_reads(mon
     """Past a line longer than a read (only its topic is read where a probe lands on
     it); a line longer than PROBE_BYTES in the way, or no other topic within
     SEARCH_BYTES, ends the search: None, after a bounded number of bounded reads."""
-    monkeypatch.setattr(native, "SEARCH_BYTES", 1 << 18)
+    monkeypatch.setattr(_native_blocks, "SEARCH_BYTES", 1 << 18)
     long_line = b"1 Q0 " + b"x" * 150_000 + b" 1 1.0 t\n"
     text = b"1 Q0 a 1 2.0 t\n" + long_line + b"2 Q0 b 1 1.0 t\n"
     reader = _CountingReader(text)
-    assert native._next_start(reader, 3) == text.index(b"2 Q0 b")
-    monkeypatch.setattr(native, "PROBE_BYTES", 1 << 16)
+    assert _native_blocks._next_start(reader, 3) == text.index(b"2 Q0 b")
+    monkeypatch.setattr(_native_blocks, "PROBE_BYTES", 1 << 16)
     reader = _CountingReader(b"1 Q0 a 1 2.0 t\n1 Q0 " + b"x" * (1 << 20) + b" 1 1.0 t\n2 Q0 b\n")
-    assert native._next_start(reader, 20) is None
-    assert reader.bytes_read <= 2 * native.PROBE_BYTES
+    assert _native_blocks._next_start(reader, 20) is None
+    assert reader.bytes_read <= 2 * _native_blocks.PROBE_BYTES
     one_topic = b"".join(b"1 Q0 d%d %d 1.0 t\n" % (i, i) for i in range(100_000))
     reader = _CountingReader(one_topic)
-    assert native._next_start(reader, 1000) is None
-    assert reader.bytes_read <= 20 * native._FIRST_READ * 2
+    assert _native_blocks._next_start(reader, 1000) is None
+    assert reader.bytes_read <= 20 * _native_blocks._FIRST_READ * 2
 
 
 def _first_topic_start(text: bytes, offset: int):
@@ -872,7 +1002,8 @@ def _first_topic_start(text: bytes, offset: int):
             fields = line.split(None, 1)
             if fields and not fields[0].startswith(b"#"):
                 if previous is not None and fields[0] != previous:
-                    return position if position - offset <= native.SEARCH_BYTES else None
+                    return position if position - offset <= _native_blocks.SEARCH_BYTES \
+                        else None
                 previous = fields[0]
         started = started or position <= offset <= position + len(line)
         position += len(line) + 1
@@ -900,7 +1031,8 @@ def test_a_part_start_is_the_first_topic_start_after_the_target(topics, lead, fi
                              for extra in extras)
     text = b"\n".join(lines) + (b"\n" if final_newline else b"")
     offset = min(int(where * len(text)), len(text) - 1)
-    assert native._next_start(io.BytesIO(text), offset) == _first_topic_start(text, offset)
+    assert _native_blocks._next_start(io.BytesIO(text), offset) == \
+        _first_topic_start(text, offset)
 
 
 def test_a_one_topic_run_is_not_searched_through(tmp_path, monkeypatch):
@@ -921,33 +1053,50 @@ def test_a_one_topic_run_is_not_searched_through(tmp_path, monkeypatch):
             bytes_read.append(len(data))
             return data
 
-    monkeypatch.setattr(native, "open", lambda path, mode: Counting(path, "r"), raising=False)
-    assert native._part_starts(str(run_path), native.parts_for(4), 8) == [0]
-    parts = min(native.parts_for(4), run_path.stat().st_size // native.PART_BYTES)
-    probes = 2 * (native.SEARCH_BYTES // 4096).bit_length() + 2     # per part, at most
+    monkeypatch.setattr(_native_blocks, "open", lambda path, mode: Counting(path, "r"),
+                        raising=False)
+    assert _native_blocks.part_starts(str(run_path), _native_blocks.parts_for(4), 8) == [0]
+    parts = min(_native_blocks.parts_for(4),
+                run_path.stat().st_size // _native_blocks.PART_BYTES)
+    probes = 2 * (_native_blocks.SEARCH_BYTES // 4096).bit_length() + 2   # per part, at most
     assert parts > 1 and sum(bytes_read) <= (parts - 1) * probes * 2 * 4096
 
 
-def test_a_topic_split_between_parts_or_a_bad_line_in_a_later_part_steps_aside(
+def test_a_topic_split_between_parts_is_held_by_topic_and_a_bad_line_in_a_later_part_is_named(
         tmp_path, monkeypatch):
-    """Parts that cut a topic (an interleaved run) are never joined: the reference
-    reader takes the file; an error in a later part is worded with its line number."""
+    """Parts that cut a topic (as in an interleaved run) are never joined as ranked:
+    the file is read again in parts held by topic, which rank as the reference reader
+    does; an error in a later part is the reference reader's, with its line number."""
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     qrels_path.write_text("1 0 d1 1\n2 0 d2 1\n")
     run_path.write_text(RUN_IN_PARTS)
-    options = dict(ties="docno_desc", score_precision="float64", seed=0, depth=None)
     middle_of_topic_1 = RUN_IN_PARTS.index("1 Q0 d3")
-    monkeypatch.setattr(native, "_part_starts", lambda path, parts, short: [0, middle_of_topic_1])
-    assert read_ranked(qrels_path, run_path, threads=2, **options) is None
+    cuts = []
+
+    def starts(path, parts, short=0):
+        if path == str(run_path):
+            cuts.append(parts)
+        return [0, middle_of_topic_1] if path == str(run_path) else [0]
+
+    monkeypatch.setattr(native, "part_starts", starts)
+    ranked = read_ranked(qrels_path, run_path, threads=2, **READ)
+    assert len(cuts) == 2           # read in parts, then again in parts held by topic
+    reference = reference_reading.rank(qrels_path, run_path, warn=False)
+    assert ranked.run_topics == ["1", "2", "3", "4"]
     result = evaluate(qrels_path, run_path, ["num_ret"], threads=2, warn=False)
-    assert result.values["num_ret"].tolist() == [5, 5]
+    assert result.values["num_ret"].tolist() == [5, 5]      # topics judged and ranked
+    native_result, expected = both_ways(qrels_path, run_path, threads=2)
+    assert_same(native_result, expected)
+    ranking = cumgain.rank(qrels_path, run_path, threads=2, warn=False)
+    assert ranking.topics == reference.topics
+    assert ranking.levels.values.tolist() == reference.levels.values.tolist()
+    assert ranking.levels.offsets.tolist() == reference.levels.offsets.tolist()
     bad = RUN_IN_PARTS.replace("3 Q0 d2 2 8.5 tag3", "3 Q0 d2 2 x tag3")
     run_path.write_text(bad)
-    monkeypatch.setattr(native, "_part_starts",
-                        lambda path, parts, short: [0, bad.index("3 Q0 d0")])
-    assert read_ranked(qrels_path, run_path, threads=2, **options) is None
-    with pytest.raises(FormatError, match=r"run:13:"):
-        evaluate(qrels_path, run_path, ["map"], threads=2)
+    monkeypatch.setattr(native, "part_starts", lambda path, parts, short=0: (
+        [0, bad.index("3 Q0 d0")] if path == str(run_path) else [0]))
+    error = raises_the_reference_error(qrels_path, run_path, threads=2)
+    assert isinstance(error, FormatError) and re.search(r"run:13:", str(error))
 
 
 def test_append_joins_finished_rankers_only():
@@ -1070,7 +1219,9 @@ def test_qrels_read_in_parts_find_duplicates_and_bad_lines_across_parts(tmp_path
     qrels_path = tmp_path / "qrels"
     lines = [f"{t} 0 d{k}{d} {d % 3}" for k, t in enumerate((1, 2, 1, 3)) for d in range(4)]
     qrels_path.write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr(native, "PART_BYTES", 1)
+    run_path = tmp_path / "run"
+    run_path.write_text("1 Q0 d00 1 1.0 t\n")
+    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
     whole = native.native_qrels(qrels_path, threads=1)
     for threads in (2, 3, 7):
         parts = native.native_qrels(qrels_path, threads=threads)
@@ -1079,7 +1230,13 @@ def test_qrels_read_in_parts_find_duplicates_and_bad_lines_across_parts(tmp_path
         assert parts.levels.tolist() == whole.levels.tolist()
     for bad in ("1 0 d00 2", "1 0 d00"):             # a duplicate of line 1; a bad line
         qrels_path.write_text("\n".join(lines + [bad]) + "\n")
-        assert native.native_qrels(qrels_path, threads=3) is None
+        expected = reference_error(qrels_path, run_path)
+        assert isinstance(expected, FormatError) and expected.line_number == len(lines) + 1
+        for threads in (1, 3):
+            with pytest.raises(FormatError) as error:
+                native.native_qrels(qrels_path, threads=threads)
+            assert str(error.value) == str(expected)
+            raises_the_reference_error(qrels_path, run_path, threads=threads)
     table, later = _qrels.QrelsTable(), _qrels.QrelsTable()
     table.feed(b"1 0 a 1\n"), later.feed(b"2 0 a 1\n1 0 a 0\n")
     assert table.append(later) == _trec.STATUS_OK and later.finish() == _trec.STATUS_APPENDED
@@ -1155,40 +1312,64 @@ def test_a_released_table_keeps_the_arrays_it_handed_out_and_stops():
     del unused
 
 
-@pytest.mark.parametrize("threads, part_bytes", [(1, native.PART_BYTES), (2, 1)])
-def test_the_same_topics_are_told_in_c_and_the_qrels_ids_decoded_only_when_they_differ(
-        tmp_path, monkeypatch, threads, part_bytes):
-    """The ranker tells whether the run ranks exactly the qrels topics in the qrels'
-    order (read in one part or several); then evaluate() decodes only the run's topic
-    ids, else the qrels' too. The evaluation is the reference reader's either way,
-    topics left out included."""
+SAME_TOPICS_CASES = {("b", "a", "c"): True, ("a", "b", "c"): False, ("b", "a"): False,
+                     ("b", "a", "c", "x"): False, ("b", "x", "c"): False}
+
+
+def _evaluated_seeing_the_ranked_input(monkeypatch, tmp_path, run_topics, threads):
+    """evaluate() on qrels of topics b, a, c and a run of ``run_topics``, and the
+    RankedInput the native reader gave it."""
     from cumgain import evaluator
-    monkeypatch.setattr(native, "PART_BYTES", part_bytes)
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     qrels_path.write_text("".join(f"{t} 0 d{d} {d % 3}\n" for t in ("b", "a", "c")
                                   for d in range(3)))
+    run_path.write_text("".join(f"{t} Q0 d{d} 1 {d} r\n" for t in run_topics
+                                for d in range(3)))
     seen: list = []
 
     def reading(*args, **kwargs):
         seen.append(read_ranked(*args, **kwargs))
         return seen[-1]
 
-    cases = {("b", "a", "c"): True, ("a", "b", "c"): False, ("b", "a"): False,
-             ("b", "a", "c", "x"): False, ("b", "x", "c"): False}
-    for run_topics, same in cases.items():
-        run_path.write_text("".join(f"{t} Q0 d{d} 1 {d} r\n" for t in run_topics
-                                    for d in range(3)))
-        monkeypatch.setattr(evaluator, "read_ranked", reading)
+    with monkeypatch.context() as patch:
+        patch.setattr(evaluator, "read_ranked", reading)
         got = evaluate(qrels_path, run_path, ["map", "ndcg"], warn=False, threads=threads)
-        monkeypatch.setattr(evaluator, "read_ranked", lambda *args, **kwargs: None)
-        expected = evaluate(qrels_path, run_path, ["map", "ndcg"], warn=False)
-        assert seen[-1].same_topics is same
-        assert (seen[-1].judgments._topics is None) is same
+    return got, seen[-1], (qrels_path, run_path)
+
+
+@pytest.mark.parametrize("threads, part_bytes", [(1, _native_blocks.PART_BYTES), (2, 1)])
+def test_the_same_topics_are_told_in_c(tmp_path, monkeypatch, threads, part_bytes):
+    """The ranker tells whether the run ranks exactly the qrels topics in the qrels'
+    order (read in one part or several); when they differ, evaluate() decodes the
+    qrels' topic ids too. The evaluation is the reference reader's either way, topics
+    left out included. (That the qrels ids are not decoded when the topics are the
+    same: the next test.)"""
+    monkeypatch.setattr(_native_blocks, "PART_BYTES", part_bytes)
+    for run_topics, same in SAME_TOPICS_CASES.items():
+        got, ranked, paths = _evaluated_seeing_the_ranked_input(monkeypatch, tmp_path,
+                                                                run_topics, threads)
+        expected = reference_reading.evaluate(*paths, ["map", "ndcg"], warn=False)
+        assert ranked.same_topics is same
+        if not same:
+            assert ranked.judgments._topics is not None
         assert got.topics == expected.topics and got.topics == tuple(sorted(got.topics))
         assert (got.run_only_topics, got.missing_topics) == \
             (expected.run_only_topics, expected.missing_topics)
         for name in ("map", "ndcg"):
             assert got.values[name].tolist() == expected.values[name].tolist()
+
+
+@pytest.mark.parametrize("threads, part_bytes", [(1, _native_blocks.PART_BYTES), (2, 1)])
+def test_the_qrels_ids_are_not_decoded_when_the_run_ranks_the_same_topics(
+        tmp_path, monkeypatch, threads, part_bytes):
+    """A run that ranks exactly the qrels topics in the qrels' order: evaluate()
+    decodes only the run's topic ids (NativeQrels.topics is never asked for)."""
+    monkeypatch.setattr(_native_blocks, "PART_BYTES", part_bytes)
+    run_topics = next(topics for topics, same in SAME_TOPICS_CASES.items() if same)
+    _, ranked, _ = _evaluated_seeing_the_ranked_input(monkeypatch, tmp_path, run_topics,
+                                                      threads)
+    assert ranked.same_topics
+    assert ranked.judgments._topics is None
 
 
 def test_a_qrels_table_of_its_own_is_released_once_the_work_is_done(tmp_path, monkeypatch):
@@ -1324,15 +1505,15 @@ def test_qrels_duplicates_found_while_ranking_name_their_line(tmp_path, monkeypa
     line; an indexed table cannot skip the check."""
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     run_path.write_text("".join(f"{t} Q0 d{d} 1 {d} t\n" for t in (1, 2) for d in range(4)))
-    for threads, part_bytes in ((1, native.PART_BYTES), (2, 1), (3, 1)):
-        monkeypatch.setattr(native, "PART_BYTES", part_bytes)
+    for threads, part_bytes in ((1, _native_blocks.PART_BYTES), (2, 1), (3, 1)):
+        monkeypatch.setattr(_native_blocks, "PART_BYTES", part_bytes)
         for topic in (2, 3):                # ranked; not in the run
             lines = [f"{t} 0 d{d} {d % 3}" for t in (1, 2, 3) for d in range(4)]
             lines.insert(10, f"{topic} 0 d1 1")
             qrels_path.write_text("\n".join(lines) + "\n")
-            with pytest.raises(FormatError, match=rf"qrels:11: duplicate docno 'd1' in "
-                                                  rf"topic '{topic}'"):
-                evaluate(qrels_path, run_path, ["map"], threads=threads)
+            error = raises_the_reference_error(qrels_path, run_path, threads=threads)
+            assert isinstance(error, FormatError)
+            assert re.search(rf"qrels:11: duplicate docno 'd1' in topic '{topic}'", str(error))
     with pytest.raises(ValueError, match="indexed"):
         _qrels.QrelsTable(True).finish(1, False)
 
@@ -1378,9 +1559,12 @@ def test_docnos_differing_by_a_trailing_nul_stay_distinct_on_both_paths(ties):
     native_result = evaluate(qrels, run, ["num_rel_ret", "P_1", "map"], ties=ties)
     with warnings.catch_warnings():
         warnings.simplefilter("error")        # no duplicate is found, none dropped
-        reference = evaluate(qrels, run, ["num_rel_ret", "P_1", "map"], ties=ties,
-                             duplicates="first")
-    assert native_result.means == reference.means
+        reference = reference_reading.evaluate(qrels, run, ["num_rel_ret", "P_1", "map"],
+                                               ties=ties, duplicates="first")
+        dropping = evaluate(qrels, run, ["num_rel_ret", "P_1", "map"], ties=ties,
+                            duplicates="first")
+    assert_same(native_result, reference)
+    assert_same(dropping, reference)
     assert native_result.means["num_rel_ret"] == 1.0
     assert native_result.means["P_1"] == (0.0 if ties == "docno_asc" else 1.0)
 
@@ -1487,9 +1671,9 @@ def test_ids_compare_equal_exactly_when_their_bytes_do(a, data):
 
 
 def test_a_qrels_file_prepared_once_serves_every_run(tmp_path):
-    """What the command line uses: the judgments read natively once; a run the native
-    reader does not take (interleaved) still gets the reference reader, which reads
-    the qrels file itself; a bad qrels file raises the reference reader's error."""
+    """What the command line uses: the judgments read natively once, for every run,
+    an interleaved one too (held by topic), with the reference reader's numbers; a bad
+    qrels file raises the reference reader's error."""
     import os
     qrels_path, run_path, interleaved = tmp_path / "qrels", tmp_path / "run", tmp_path / "mix"
     qrels_path.write_text("1 0 a 1\n2 0 b 2\n1 0 c 0\n")
@@ -1500,12 +1684,16 @@ def test_a_qrels_file_prepared_once_serves_every_run(tmp_path):
     assert os.fspath(prepared) == prepared.source == str(qrels_path)
     assert sorted(prepared.relevance.tolist()) == [0, 1, 2]
     for run in (run_path, interleaved):
-        assert_same(evaluate(prepared, run, MEASURES), evaluate(qrels_path, run, MEASURES))
-    assert read_ranked(prepared, interleaved, ties="docno_desc", score_precision="float64",
-                       seed=0, depth=None) is None
+        expected = _reference_evaluation(qrels_path, run)
+        assert_same(evaluate(prepared, run, MEASURES), expected)
+        assert_same(evaluate(qrels_path, run, MEASURES), expected)
+    ranked = read_ranked(prepared, interleaved, **READ)
+    assert ranked.run_topics == ["1", "2"] and ranked.run_offsets.tolist() == [0, 2, 3]
     qrels_path.write_text("1 0 a 1\n1 0 b\n")
-    with pytest.raises(FormatError, match=r"qrels:2:"):
+    expected = reference_error(qrels_path, run_path)
+    with pytest.raises(FormatError, match=r"qrels:2:") as error:
         native.prepare_qrels(qrels_path)
+    assert str(error.value) == str(expected)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -1514,7 +1702,8 @@ def test_a_qrels_file_prepared_once_serves_every_run(tmp_path):
        st.sampled_from(["both", "qrels"]))
 def test_prepared_qrels_file_evaluates_as_the_file(tmp_path, data, ties, precision, depth,
                                                     judged_only, which):
-    """cumgain.prepare_qrels: the same evaluation as from the path, run after run."""
+    """cumgain.prepare_qrels: the same evaluation as from the path (the reference
+    reader's), run after run, and for a loaded Run."""
     import cumgain
     qrels_lines, run_lines = data
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
@@ -1526,7 +1715,8 @@ def test_prepared_qrels_file_evaluates_as_the_file(tmp_path, data, ties, precisi
                    judged_only=judged_only, topics=which)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TopicsWarning)
-        expected = evaluate(qrels_path, run_path, MEASURES, **options)
+        expected = reference_reading.evaluate(qrels_path, run_path, MEASURES, **options)
+        assert_same(evaluate(qrels_path, run_path, MEASURES, **options), expected)
         for _ in range(2):
             assert_same(evaluate(prepared, run_path, MEASURES, **options), expected)
         assert_same(evaluate(prepared, load_run(run_path), MEASURES, **options), expected)
@@ -1550,7 +1740,7 @@ def test_prepared_qrels_topic_sets_as_the_reference_reader(judged, runs, which):
         warnings.simplefilter("ignore", TopicsWarning)
         for topics in runs:
             run = {topic: {"d1": 0.5, "d2": 1.0, "x": 0.7} for topic in topics}
-            reference = evaluate(load_qrels(qrels), load_run(run), MEASURES, topics=which)
+            reference = reference_reading.evaluate(qrels, run, MEASURES, topics=which)
             assert_same(evaluate(prepared, run, MEASURES, topics=which), reference)
 
 
@@ -1580,11 +1770,11 @@ def test_prepared_qrels_join_or_look_up_by_topic(ties, depth, tmp_path):
     options = dict(ties=ties, depth=depth, seed=5, topics="qrels")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TopicsWarning)
-        reference = evaluate(load_qrels(qrels), load_run(run), MEASURES, **options)
+        reference = reference_reading.evaluate(qrels, run, MEASURES, **options)
+        from_file = reference_reading.evaluate(qrels, run_path, MEASURES, **options)
         for judgments in (prepared, prepared_file):
             assert_same(evaluate(judgments, run, MEASURES, **options), reference)
-            assert_same(evaluate(judgments, run_path, MEASURES, **options),
-                        evaluate(load_qrels(qrels), load_run(run_path), MEASURES, **options))
+            assert_same(evaluate(judgments, run_path, MEASURES, **options), from_file)
         pd = pytest.importorskip("pandas")
         frame = pd.DataFrame([(t, d, v) for t, docs in run.items() for d, v in docs.items()],
                              columns=["query_id", "doc_id", "score"])
@@ -1608,13 +1798,12 @@ def test_gains_of_native_levels_as_the_reference_reader(levels):
     native_levels = native.read_ranked(qrels, run, ties="docno_desc", score_precision="float64",
                                        seed=0, depth=None).levels
     assert native_levels.dtype == np.int8
-    assert_same(evaluate(qrels, run, measures),
-                evaluate(load_qrels(qrels), load_run(run), measures))
+    assert_same(*both_ways(qrels, run, measures))
 
 
 def test_prepare_qrels_takes_what_evaluate_takes(tmp_path):
-    """Files and dicts are read natively once; what the native reader does not take
-    goes to the reference reader (with its error, naming file and line); prepared
+    """Files and dicts are read natively once, with the reference reader's numbers; a
+    bad file raises the reference reader's error (naming file and line); prepared
     qrels come back as they are and pickle (a file is read again on unpickling)."""
     import cumgain
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
@@ -1626,24 +1815,32 @@ def test_prepare_qrels_takes_what_evaluate_takes(tmp_path):
     assert repr(prepared) == f"PreparedQrelsFile({str(qrels_path)!r}: 2 topics, 3 judgments)"
     copy = pickle.loads(pickle.dumps(prepared))
     assert isinstance(copy, native.PreparedQrelsFile) and copy.source == prepared.source
-    assert_same(evaluate(copy, run_path, MEASURES), evaluate(qrels_path, run_path, MEASURES))
+    expected = _reference_evaluation(qrels_path, run_path)
+    assert_same(evaluate(copy, run_path, MEASURES), expected)
+    assert_same(evaluate(prepared, run_path, MEASURES), expected)
     np.testing.assert_array_equal(cumgain.rank(prepared, run_path).levels[0],
-                                  cumgain.rank(qrels_path, run_path).levels[0])
+                                  reference_reading.rank(qrels_path, run_path).levels[0])
 
     judgments = {"1": {"a": 1, "b": 2}, "2": {"c": 1}}
     prepared_dict = cumgain.prepare_qrels(judgments)
     assert type(prepared_dict) is PreparedQrels and prepared_dict.native is not None
-    assert_same(evaluate(prepared_dict, run_path, MEASURES), evaluate(judgments, run_path, MEASURES))
+    assert_same(evaluate(prepared_dict, run_path, MEASURES),
+                _reference_evaluation(judgments, run_path))
 
     qrels_path.write_text("1 0 a 1\n1 0 a 2\n2 0 c 1\n")       # a duplicate judgment
-    with pytest.raises(FormatError, match=r"qrels:2:"):
+    expected_error = reference_error(qrels_path, run_path)
+    with pytest.raises(FormatError, match=r"qrels:2:") as error:
         cumgain.prepare_qrels(qrels_path)
+    assert str(error.value) == str(expected_error)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        first = cumgain.prepare_qrels(qrels_path, duplicates="first")
-        assert_same(evaluate(first, run_path, MEASURES, duplicates="first"),
-                    evaluate(qrels_path, run_path, MEASURES, duplicates="first"))
-    for bad in ({"threads": 0}, {"threads": True}, {"duplicates": "last"}):
+        for policy in ("first", "last"):
+            kept = cumgain.prepare_qrels(qrels_path, duplicates=policy)
+            expected = _reference_evaluation(qrels_path, run_path, duplicates=policy)
+            assert_same(evaluate(kept, run_path, MEASURES, duplicates=policy), expected)
+            assert_same(evaluate(qrels_path, run_path, MEASURES, duplicates=policy), expected)
+            assert kept.relevance.tolist() == ([1.0, 1.0] if policy == "first" else [2.0, 1.0])
+    for bad in ({"threads": 0}, {"threads": True}, {"duplicates": "latest"}):
         with pytest.raises(InputError):
             cumgain.prepare_qrels(qrels_path, **bad)
 
@@ -1663,7 +1860,7 @@ def test_run_topics_in_any_order_find_their_judgments(tmp_path, order):
     qrels = {t: {f"d{t}": 1, f"e{t}": 2} for t in "1234"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TopicsWarning)
-        expected = evaluate(load_qrels(qrels), load_run(run), MEASURES)
+        expected = reference_reading.evaluate(qrels, run, MEASURES)
         assert_same(evaluate(qrels, run, MEASURES), expected)
         assert_same(evaluate(PreparedQrels(qrels), run, MEASURES), expected)
 
@@ -1691,9 +1888,9 @@ def test_blocks_are_whole_lines_whatever_the_reads(limit):
     """Blocks end at line ends even when each read gives a few KiB and a line is longer
     than the buffer (it grows); the held part of a line is not searched again for a
     newline at each read (that made a long line quadratic); a limit stops exactly."""
-    long_line = b"x" * (3 * native.BLOCK + 5)
+    long_line = b"x" * (3 * _native_blocks.BLOCK + 5)
     data = b"\xef\xbb\xbf1 Q0 a 1 1 t\n" + long_line + b"\n2 Q0 b 1 1 t\nlast"
-    blocks = [bytes(block) for block in native._blocks(_Trickle(data), limit)]
+    blocks = [bytes(block) for block in _native_blocks._blocks(_Trickle(data), limit)]
     expected = data[3:] if limit < 0 else data[3:limit]
     assert b"".join(blocks) == expected
     assert all(block.endswith(b"\n") for block in blocks[:-1])
@@ -1704,12 +1901,19 @@ def test_blocks_are_whole_lines_whatever_the_reads(limit):
 _UNDER_LIMIT = r'''
 import json, os, resource, sys, time
 import cumgain
-from cumgain import evaluator
+from cumgain import reference_reading, trec_io
 calls = []
-for name in ("load_qrels", "load_run"):          # the reference reader must not be called
-    real = getattr(evaluator, name)
-    setattr(evaluator, name, lambda *a, real=real, name=name, **k: (calls.append(name),
-                                                                       real(*a, **k))[1])
+# the pure-Python reference reader must not be called (trec_io's public readers are the
+# native reader's)
+for module, names in ((trec_io, ("_read_file", "_read_qrels_python", "_read_run_python",
+                                 "_load_qrels_python", "_load_run_python")),
+                      (reference_reading, ("read_qrels", "read_run", "load_qrels",
+                                           "load_run", "read_reference"))):
+    for name in names:
+        real = getattr(module, name, None)
+        if real is not None:
+            setattr(module, name, lambda *a, real=real, name=name, **k: (calls.append(name),
+                                                                          real(*a, **k))[1])
 with open("/proc/self/status") as status:
     size = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
 headroom = int(sys.argv[1]) << 20
@@ -1789,14 +1993,27 @@ def allocation_limit():
     _trec._set_allocation_limit(_trec.NO_ALLOCATION_LIMIT)
 
 
+REFERENCE_READER = {           # the pure-Python reference reader's entry points, by module
+    "trec_io": ("_read_file", "_read_qrels_python", "_read_run_python", "_load_qrels_python",
+                "_load_run_python"),
+    "reference_reading": ("read_qrels", "read_run", "load_qrels", "load_run",
+                          "read_reference")}
+
+
 def _refuse_the_reference_reader(monkeypatch):
-    from cumgain import evaluator
+    from cumgain import trec_io
 
     def refuse(*args, **kwargs):
         raise AssertionError("the reference reader was called after a failure")
 
-    monkeypatch.setattr(evaluator, "load_qrels", refuse)
-    monkeypatch.setattr(evaluator, "load_run", refuse)
+    modules = {"trec_io": trec_io, "reference_reading": reference_reading}
+    patched = 0
+    for module, names in REFERENCE_READER.items():
+        for name in names:
+            if hasattr(modules[module], name):
+                monkeypatch.setattr(modules[module], name, refuse)
+                patched += 1
+    assert patched, "none of the reference reader's entry points was found"
 
 
 @pytest.mark.parametrize("form", ["file", "gzip", "dict"])
@@ -1826,7 +2043,7 @@ def test_an_allocation_failing_in_c_raises_at_once_naming_what_was_read(
             path.write_bytes(gzip.compress(data) if form == "gzip" else data)
         sources = qrels_path, run_path
         named = str(qrels_path if which == "qrels" else run_path)
-        monkeypatch.setattr(native, "PART_BYTES", 1)
+        monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
     _refuse_the_reference_reader(monkeypatch)
     limit = 1 << 16
     allocation_limit(limit)
@@ -1849,7 +2066,7 @@ def test_a_memory_error_outside_c_names_the_file_too(tmp_path, monkeypatch):
     def no_memory(*args, **kwargs):
         raise MemoryError("Unable to allocate 8.00 EiB")
 
-    monkeypatch.setattr(native, "_blocks", no_memory)
+    monkeypatch.setattr(_native_blocks, "_blocks", no_memory)
     with pytest.raises(cumgain.exceptions.OutOfMemoryError) as error:
         evaluate(qrels_path, run_path, ["map"])
     assert str(error.value) == (f"{qrels_path}: out of memory reading the qrels "
@@ -1864,10 +2081,10 @@ def test_a_memory_error_outside_c_names_the_file_too(tmp_path, monkeypatch):
 def test_a_line_past_the_limit_within_a_block_stops_the_c_reader(tmp_path, monkeypatch,
                                                                  threads, bad_file):
     """A complete line longer than the limit, well inside a block (and in any part):
-    the C parser stops at it, and the reference reader names it; lines of exactly the
-    limit are read natively."""
+    the C parser stops at it and raises the reference reader's error, naming it; lines
+    of exactly the limit are read natively, with the reference reader's numbers."""
     monkeypatch.setattr(native.trec_io, "MAX_LINE_BYTES", 60)
-    monkeypatch.setattr(native, "PART_BYTES", 1)
+    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
     qrels = [f"{t} 0 d{d} {d % 3}" for t in range(1, 30) for d in range(20)]
     run = [f"{t} Q0 d{d} {d + 1} {30 - d} t" for t in range(1, 30) for d in range(20)]
     lines = qrels if bad_file == "qrels" else run
@@ -1883,15 +2100,16 @@ def test_a_line_past_the_limit_within_a_block_stops_the_c_reader(tmp_path, monke
     run_path.write_text("\n".join(run) + "\n")
     options = dict(ties="docno_desc", score_precision="float64", seed=0, depth=None,
                    threads=threads)
-    assert read_ranked(qrels_path, run_path, **options) is not None
+    assert isinstance(read_ranked(qrels_path, run_path, **options), RankedInput)
+    assert_same(*both_ways(qrels_path, run_path, threads=threads))
     lines[at] = exact.replace("x", "xy", 1)                 # 61 bytes
     qrels_path.write_text("\n".join(qrels) + "\n")
     run_path.write_text("\n".join(run) + "\n")
-    assert read_ranked(qrels_path, run_path, **options) is None
     bad_path = qrels_path if bad_file == "qrels" else run_path
-    with pytest.raises(FormatError, match=rf"^{re.escape(str(bad_path))}:{at + 1}: line longer "
-                                          rf"than 60 bytes"):
-        evaluate(qrels_path, run_path, ["map"], threads=threads)
+    error = raises_the_reference_error(qrels_path, run_path, threads=threads)
+    assert isinstance(error, FormatError)
+    assert re.match(rf"^{re.escape(str(bad_path))}:{at + 1}: line longer than 60 bytes",
+                    str(error))
 
 
 def test_the_native_blocks_stop_growing_past_the_limit():
@@ -1899,7 +2117,9 @@ def test_the_native_blocks_stop_growing_past_the_limit():
     line longer than it stops the reading (_LineTooLong), a complete one is the
     parser's to refuse."""
     data = b"1 Q0 a 1 1 t\n" + b"x" * (5 << 20) + b"\n"
-    with pytest.raises(native._LineTooLong):
-        list(native._blocks(io.BytesIO(data), max_line=1 << 20))
-    blocks = [bytes(block) for block in native._blocks(io.BytesIO(data), max_line=6 << 20)]
+    with pytest.raises(_native_blocks._LineTooLong) as error:
+        list(_native_blocks._blocks(io.BytesIO(data), max_line=1 << 20))
+    assert error.value.prefix == b"x" * (1 << 20)      # the long line's first bytes
+    blocks = [bytes(block) for block in _native_blocks._blocks(io.BytesIO(data),
+                                                               max_line=6 << 20)]
     assert b"".join(blocks) == data

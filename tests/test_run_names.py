@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from cumgain import curves, native, run_names
+from cumgain import _native_blocks, curves, native, reference_reading, run_names
 from cumgain.cli import main
 from cumgain.evaluator import evaluate
 from cumgain.trec_io import load_run, read_run
@@ -49,19 +49,26 @@ def test_the_rule():
 @pytest.mark.parametrize("parts", [False, True])
 def test_the_readers_know_whether_the_tags_agree(files, monkeypatch, parts):
     """The compiled reader (also when it reads a file in parts, on threads, a part
-    boundary at any line) and the reference reader agree on every file."""
+    boundary at any line; and a loaded Run) and the reference reader agree on every
+    file."""
     if parts:
-        monkeypatch.setattr(native, "PART_BYTES", 1)
+        monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
+    threads = 3 if parts else 1
     for name, agree in (("bm25.run", True), ("mixed.run", False), ("sub/bm25.run", False)):
-        result = evaluate(files["qrels"], files[name], ["P@2"], threads=3 if parts else 1,
-                          warn=False)
-        assert native.read_ranked(files["qrels"], files[name], ties="docno_desc",
-                                  score_precision="float64", seed=0, depth=None) is not None
+        result = evaluate(files["qrels"], files[name], ["P@2"], threads=threads, warn=False)
+        ranked = native.read_ranked(files["qrels"], files[name], ties="docno_desc",
+                                    score_precision="float64", seed=0, depth=None,
+                                    threads=threads)
+        assert ranked.tags_agree is agree, name
         assert result.run_tags_agree is agree, name
         assert read_run(files[name]).tags_agree is agree
-        reference = evaluate(files["qrels"], load_run(files[name]), ["P@2"], warn=False)
+        reference = reference_reading.evaluate(files["qrels"], files[name], ["P@2"],
+                                               warn=False)
         assert reference.run_tags_agree is agree
-        assert result.run_tag == reference.run_tag        # the last line's (trec_eval's runid)
+        assert result.run_tag == ranked.tag == reference.run_tag    # the last line's
+                                                                    # (trec_eval's runid)
+        loaded = evaluate(files["qrels"], load_run(files[name]), ["P@2"], warn=False)
+        assert (loaded.run_tags_agree, loaded.run_tag) == (agree, reference.run_tag)
 
 
 def _names(out: str, fmt: str = "csv") -> list:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import cumgain
-from cumgain import _trec_bytes, stream, trec_io
+from cumgain import _native_blocks, _trec_bytes, reference_reading, stream, trec_io
 from cumgain.exceptions import FormatError, InputError
 
 MEASURES = ["map", "gm_map", "ndcg_cut_10", "P_5", "recip_rank", "num_rel", "num_ret",
@@ -216,7 +216,7 @@ def test_duplicates(tmp_path):
     ({"topics_per_chunk": True}, "topics_per_chunk must be a positive integer"),
     ({"ties": "first"}, "ties must be one of"),
     ({"measures": ["nope"]}, "unknown measure"),
-    ({"duplicates": "last"}, "duplicates must be one of"),
+    ({"duplicates": "latest"}, "duplicates must be one of"),
 ])
 def test_bad_arguments(files, arguments, message):
     qrels, run = files
@@ -227,7 +227,8 @@ def test_bad_arguments(files, arguments, message):
 
 def test_run_path_type(files):
     qrels, _ = files
-    with pytest.raises(InputError, match="the run path must be a str or os.PathLike"):
+    with pytest.raises(InputError, match="the run path must be a str, os.PathLike or "
+                                         "binary stream, got dict"):
         stream.evaluate_stream(qrels, {"q1": {"d1": 1.0}}, ["map"])
 
 
@@ -236,15 +237,15 @@ def test_run_path_type(files):
 def test_blocks_hold_the_reference_readers_rows(tmp_path):
     """iter_run_blocks over a topic-contiguous gzip file with comments, blank lines, CRLF
     ends, a BOM, extra fields, a line longer than a block and no final newline, in
-    blocks of 64 bytes: the rows, line numbers and tag of trec_io.read_run, and each
-    data line's text as written."""
+    blocks of 64 bytes: the rows, line numbers and tag of the reference reader's
+    read_run (cumgain.reference_reading), and each data line's text as written."""
     data_lines = ["\ufeffa Q0 d1 1 2.5 t1", "a Q0 d2 2 -1e3 t1 extra", "b\tQ0 d3 3 inf t2\r",
                   "b Q0 " + "x" * 150 + " 4 .5 t3", "c Q0 d4 5 7 t4"]
     text = (data_lines[0] + "\n# a comment\n\n" + "\n".join(data_lines[1:])).encode()
     path = tmp_path / "run.gz"
     path.write_bytes(gzip.compress(text))
     blocks = list(trec_io.iter_run_blocks(path, block_bytes=64))
-    reference = trec_io.read_run(path)
+    reference = reference_reading.read_run(path)
     assert len(blocks) > 2
     assert [q.decode() for b in blocks for q in b.qids] == \
         np.repeat(reference.topics, np.diff(reference.offsets)).tolist()
@@ -279,7 +280,8 @@ def test_blocks_of_an_empty_file_and_bad_arguments(tmp_path):
     with pytest.raises(FormatError) as caught:
         list(trec_io.iter_run_blocks(run))
     assert str(caught.value) == str(expected.value)
-    with pytest.raises(InputError, match="the run path must be a str or os.PathLike, got dict"):
+    with pytest.raises(InputError, match="the run path must be a str, os.PathLike or binary "
+                                         "stream, got dict"):
         trec_io.iter_run_blocks({"q1": {"d1": 1.0}})           # at once, not when iterated
     with pytest.raises(InputError, match="block_bytes must be a positive integer"):
         trec_io.iter_run_blocks(run, block_bytes=0)
@@ -410,10 +412,13 @@ def test_memory_does_not_grow_with_the_file(tmp_path, monkeypatch):
     whatever the file's size; the blocks are scaled down here (128 KiB blocks, 32 KiB
     pieces instead of 8 MiB and 1 MiB) so that both files span many of them. The peak
     must not grow with the file (allowance 25% for the per-topic results and allocator
-    noise); loading the whole run (trec_io.read_run) grows linearly, as a control."""
-    monkeypatch.setattr(trec_io, "_BATCH", 1 << 17)
+    noise); loading the whole run with the pure-Python reader (reference_reading.read_run,
+    whose numpy and Python buffers tracemalloc sees: the compiled reader's C buffers it
+    does not) grows linearly, as a control."""
+    monkeypatch.setattr(_trec_bytes, "_BATCH", 1 << 17)
     monkeypatch.setattr(_trec_bytes, "_READ", 1 << 15)
     monkeypatch.setattr(stream, "PARSE_BYTES", 1 << 15)
+    monkeypatch.setattr(_native_blocks, "BLOCK", 1 << 15)   # the compiled reader's blocks
     qrels = {f"T{t}": {f"D{d}": 1 for d in range(0, 1000, 9)} for t in range(160)}
     small = write_big_run(tmp_path / "small.txt", 40)
     large = write_big_run(tmp_path / "large.txt", 160)
@@ -423,8 +428,8 @@ def test_memory_does_not_grow_with_the_file(tmp_path, monkeypatch):
             qrels, path, ["map", "ndcg_cut_10"], topics_per_chunk=5, warn=False))
 
     peak_small, peak_large = streamed(small), streamed(large)
-    loaded_small = peak_traced_bytes(lambda: trec_io.read_run(small))
-    loaded_large = peak_traced_bytes(lambda: trec_io.read_run(large))
+    loaded_small = peak_traced_bytes(lambda: reference_reading.read_run(small))
+    loaded_large = peak_traced_bytes(lambda: reference_reading.read_run(large))
     assert loaded_large > 2.5 * loaded_small     # the measurement does see growth
     assert peak_large < 1.25 * peak_small
     assert peak_large < loaded_large / 5

@@ -366,12 +366,12 @@ def trec_files(draw, kind: str):
 
 
 def read_with_small_blocks(reader, path, batch, chunk, **kw):
-    old = trec_io._BATCH, _trec_bytes._READ
-    trec_io._BATCH, _trec_bytes._READ = batch, chunk
+    old = _trec_bytes._BATCH, _trec_bytes._READ
+    _trec_bytes._BATCH, _trec_bytes._READ = batch, chunk
     try:
         return reader(path, **kw)
     finally:
-        trec_io._BATCH, _trec_bytes._READ = old
+        _trec_bytes._BATCH, _trec_bytes._READ = old
 
 
 @pytest.mark.parametrize("kind", ["qrels", "run"])
@@ -644,7 +644,7 @@ def test_missing_file_raises_file_not_found(tmp_path):
 def test_bad_arguments(tmp_path):
     path = write(tmp_path, "q.txt", QRELS)
     with pytest.raises(InputError, match="duplicates must be one of"):
-        read_qrels(path, duplicates="last")
+        read_qrels(path, duplicates="latest")
     with pytest.raises(InputError, match="str or os.PathLike"):
         read_run(12)
 

@@ -41,8 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the input is a qrels file (qid iter docno rel)")
     parser.add_argument("--rows-per-file", type=positive_int, default=DEFAULT_ROWS_PER_FILE,
                         metavar="N", help=f"rows per Parquet file (default {DEFAULT_ROWS_PER_FILE:,})")
-    parser.add_argument("--duplicates", choices=("error", "first"), default="error",
-                        help="a docno twice in a topic: an error (default), or keep the first")
+    parser.add_argument("--duplicates", choices=("error", "first", "last"), default="error",
+                        help="a docno twice in a topic: an error (default), or keep the first or the last")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace OUT if it is a dataset cumgain wrote")
     parser.set_defaults(handler=run_convert)

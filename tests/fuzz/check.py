@@ -1,18 +1,20 @@
 """The property the fuzzers check, one input at a time (no atheris needed here).
 
 :func:`check_files`: any bytes as a qrels file and a run file, under some policies.
-``cumgain.evaluate`` on the files (the native reader, which steps aside to the
-reference reader on anything unusual) must either raise an ``InputError`` (a
-``ValueError`` naming the file and line) or return numbers; and the pure-Python
-reference reader on the same files must do exactly the same: the same error message,
-or bit-identical per-topic values and means; and so must the same evaluation against
-the qrels read once beforehand (``cumgain.prepare_qrels``). Anything else (another
-exception, a crash, a sanitizer report) is a bug.
+``cumgain.evaluate`` on the files (the native reader, which reads every input itself
+and raises the reference reader's error for a bad one) must either raise an
+``InputError`` (a ``ValueError`` naming the file and line) or return numbers; and the
+pure-Python reference reader (:mod:`cumgain.reference_reading`) on the same files must
+do exactly the same: the same error message, or bit-identical per-topic values and
+means; and so must the same evaluation against the qrels read once beforehand
+(``cumgain.prepare_qrels``), and against the qrels and run loaded first
+(``cumgain.trec_io.load_qrels`` / ``load_run``: loaded objects, ranked natively).
+Anything else (another exception, a crash, a sanitizer report) is a bug.
 
 :func:`check_dicts`: the same for pytrec_eval-style dicts built from the input (the
-C reader's ``add_dict`` against the reference reader's dict front-end; with the top
-bit of byte 0, the run dict's topics ranked in ranges of one topic or more, on three
-threads). Ids include ``""``, ``é`` and strs with a lone surrogate; values small
+C reader's ``add_dict``, and the reference front-end's conversion of what it does not
+take, against the reference reader; with the top bit of byte 0, the run dict's topics
+ranked in ranges of one topic or more, on three threads). Ids include ``""``, ``é`` and strs with a lone surrogate; values small
 ints and floats, NaN, +-inf, ``True``, ``None``, a str, and ints too large for a
 float64 (see :func:`dicts`).
 
@@ -46,12 +48,12 @@ import warnings
 import numpy as np
 
 from cgcore import _qrels
-from cumgain import _trec_bytes, evaluator
+from cumgain import _native_blocks, _trec_bytes, evaluator, reference_reading
 from cumgain import native as native_reader
 from cumgain.evaluator import evaluate
 from cumgain.exceptions import InputError
 from cumgain.native import prepare_qrels
-from cumgain.trec_io import load_qrels, load_run, read_qrels, read_run
+from cumgain.trec_io import load_qrels, load_run
 
 MEASURES = ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank",
             "P.1,5", "recall.5", "ndcg", "ndcg_cut.3", "success.1",
@@ -79,15 +81,19 @@ def split(data: bytes) -> tuple[dict, bytes, bytes]:
     return policies, qrels, run
 
 
-def outcome(qrels, run, policies: dict, native_only: bool = False):
+def outcome(qrels, run, policies: dict, native_only: bool = False,
+            reference: bool = False):
     """("error", message) or ("values", topics, {name: array}, {name: mean});
-    ``native_only``: a few measures (the native targets' volume is in the readers)."""
+    ``native_only``: a few measures (the native targets' volume is in the readers);
+    ``reference``: read by the reference reader (the oracle), not the native one."""
     if native_only:
         measures = NATIVE_MEASURES + ([] if policies["ties"] == "average" else ["map"])
     else:
         measures = LINEAR if policies["ties"] == "average" else MEASURES
+    reader = reference_reading.using_reference_reader() if reference \
+        else contextlib.nullcontext()
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), reader:
             warnings.simplefilter("ignore")
             result = evaluate(qrels, run, measures, **policies)
     except InputError as error:
@@ -116,14 +122,14 @@ def split_anywhere():
     """With threads > 1: files read in parts of any size, run dicts ranked in topic
     ranges of any size, the qrels' duplicate check split at any topic, and measures
     side by side in any batch."""
-    limits = native_reader.PART_BYTES, native_reader.DICT_TOPICS_PER_THREAD, \
+    limits = _native_blocks.PART_BYTES, native_reader.DICT_TOPICS_PER_THREAD, \
         evaluator.PARALLEL_MEASURE_ROWS, _qrels.CHECK_ROWS_PER_THREAD
-    native_reader.PART_BYTES = native_reader.DICT_TOPICS_PER_THREAD = \
+    _native_blocks.PART_BYTES = native_reader.DICT_TOPICS_PER_THREAD = \
         evaluator.PARALLEL_MEASURE_ROWS = _qrels.CHECK_ROWS_PER_THREAD = 1
     try:
         yield
     finally:
-        native_reader.PART_BYTES, native_reader.DICT_TOPICS_PER_THREAD, \
+        _native_blocks.PART_BYTES, native_reader.DICT_TOPICS_PER_THREAD, \
             evaluator.PARALLEL_MEASURE_ROWS, _qrels.CHECK_ROWS_PER_THREAD = limits
 
 
@@ -133,12 +139,15 @@ def small_reads(tiny: bool):
     reader's reads of 4 KiB, instead of 1 MiB each. A fuzz input (at most 4 KiB with
     -max_len=4096) still fits one 4 KiB block, and a fresh MiB per read, which costs
     the sanitizer build far more than the parse, is saved."""
-    limits = native_reader.BLOCK, _trec_bytes._READ
-    native_reader.BLOCK, _trec_bytes._READ = (16 if tiny else 4096), 4096
+    limits = _native_blocks.BLOCK, native_reader.BLOCK, _trec_bytes._READ
+    # (the blocks of a whole input, of a stream and of gzip data are _native_blocks'; a
+    # thread's buffer for the parts of a plain file is made by cumgain.native)
+    _native_blocks.BLOCK = native_reader.BLOCK = 16 if tiny else 4096
+    _trec_bytes._READ = 4096
     try:
         yield
     finally:
-        native_reader.BLOCK, _trec_bytes._READ = limits
+        _native_blocks.BLOCK, native_reader.BLOCK, _trec_bytes._READ = limits
 
 
 def check_files(data: bytes) -> None:
@@ -167,16 +176,21 @@ def _check_files(policies: dict, qrels_bytes: bytes, run_bytes: bytes) -> None:
                                    run_path, policies)
             except InputError as error:
                 prepared = ("error", str(error))
-        try:
-            loaded = (read_qrels(qrels_path), read_run(run_path))
+        reference = outcome(qrels_path, run_path, policies, reference=True)
+        try:        # loaded first (the reference reader's objects), ranked natively
+            loaded = (load_qrels(qrels_path), load_run(run_path))
         except InputError as error:
-            reference = ("error", str(error))
+            from_objects = ("error", str(error))
         else:
-            reference = outcome(*loaded, policies)
+            with split_anywhere():
+                from_objects = outcome(*loaded, policies)
     if not same(native, reference):
         raise AssertionError(f"native and reference readers differ:\n{native}\n{reference}")
     if not same(prepared, native):
         raise AssertionError(f"prepared qrels and the qrels file differ:\n{prepared}\n{native}")
+    if not same(from_objects, reference):
+        raise AssertionError(f"loaded objects and the reference reader differ:\n"
+                             f"{from_objects}\n{reference}")
 
 
 def check_files_native(data: bytes) -> None:
@@ -224,12 +238,7 @@ def check_dicts(data: bytes) -> None:
     qrels, run = dicts(data[3:])
     with split_anywhere():
         native = outcome(qrels, run, policies)
-    try:
-        loaded = (load_qrels(qrels), load_run(run))
-    except InputError as error:
-        reference = ("error", str(error))
-    else:
-        reference = outcome(*loaded, policies)
+    reference = outcome(qrels, run, policies, reference=True)
     if not same(native, reference):
         raise AssertionError(f"dict paths differ:\n{native}\n{reference}")
 

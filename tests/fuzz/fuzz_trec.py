@@ -46,16 +46,18 @@ import sys
 import atheris
 
 # Python modules whose coverage guides the fuzzer: the package, the bridge to the
-# compiled reader (native), the reference reader (trec_io and the _trec_* modules behind
-# it) and the evaluator that chooses between them. The measures' arithmetic is left
+# compiled reader (native, and _native_blocks: how the bytes reach it), the reference
+# reader (trec_io and the _trec_* modules behind it, reached through reference_reading)
+# and the evaluator that calls either. The measures' arithmetic is left
 # uninstrumented: atheris' hooks there cost 3x the run time and add no path through the
 # readers.
 # FUZZ_INSTRUMENT=all instruments every cumgain module.
-INSTRUMENTED = {"cumgain", "cumgain.native", "cumgain.trec_io", "cumgain._trec_bytes",
-                "cumgain._trec_lines", "cumgain._trec_tables", "cumgain._trec_frontends",
+INSTRUMENTED = {"cumgain", "cumgain.native", "cumgain._native_blocks", "cumgain.trec_io",
+                "cumgain._trec_bytes", "cumgain._trec_lines", "cumgain._trec_tables",
+                "cumgain._trec_frontends", "cumgain.reference_reading",
                 "cumgain.evaluator", "cumgain.exceptions"}
 # The native targets, for volume, instrument only the bridge to the compiled reader.
-INSTRUMENTED_NATIVE = {"cumgain.native"}
+INSTRUMENTED_NATIVE = {"cumgain.native", "cumgain._native_blocks"}
 TARGET = sys.argv.pop(1) if len(sys.argv) > 1 and not sys.argv[1].startswith("-") \
     and not os.path.isdir(sys.argv[1]) else "files"
 

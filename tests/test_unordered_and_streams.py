@@ -1,0 +1,357 @@
+"""Every input through the native reader: runs whose topics come back (shuffled lines,
+concatenated shards, any interleaving), runs and qrels on streams (binary file objects,
+gzip streams, standard input), every duplicates policy; against the pure-Python
+reference reader (cumgain.reference_reading) on the same input: the same per-topic
+values bit for bit, the same warnings, the same errors.
+"""
+import gzip
+import io
+import math
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import cumgain
+from cgcore import _trec
+from cumgain import _native_blocks, reference_reading, trec_io
+from cumgain.evaluator import TopicsWarning
+from cumgain.exceptions import FormatError, InputError
+
+MEASURES = ["num_ret", "num_rel_ret", "map", "P.2,5", "recip_rank", "ndcg", "ndcg_cut.3",
+            "Rprec", "bpref", "nDCG@5(gains=exponential,discount=tois)"]
+TIES = ["docno_desc", "docno_asc", "input_order", "random", "average"]
+AVERAGE_OK = ["num_ret", "num_rel_ret", "P.2,5", "ndcg", "ndcg_cut.3", "Rprec"]
+
+
+def measures_for(ties):
+    return AVERAGE_OK if ties == "average" else MEASURES
+
+
+def lines_text(lines):
+    return "".join(line + "\n" for line in lines)
+
+
+def evaluate_both(qrels, run, measures, **options):
+    """(native, reference) evaluations, or (native error, reference error), with the
+    warnings each raised; ``run`` is a callable making a fresh input (a stream can be
+    read once)."""
+    results = []
+    for reading in (cumgain.evaluate, reference_reading.evaluate):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                value = reading(qrels() if callable(qrels) else qrels, run(), measures,
+                                **options)
+            except (InputError, OSError) as error:
+                value = error
+        results.append((value, [(w.category, str(w.message)) for w in caught
+                                if w.category not in (TopicsWarning, ResourceWarning)]))
+    return results
+
+
+def assert_same(both):
+    (native, native_warnings), (reference, reference_warnings) = both
+    if isinstance(reference, Exception):
+        assert type(native) is type(reference), (native, reference)
+        assert str(native) == str(reference)
+        return
+    assert not isinstance(native, Exception), native
+    assert native_warnings == reference_warnings
+    assert native.topics == reference.topics
+    assert native.run_tag == reference.run_tag
+    assert native.run_tags_agree == reference.run_tags_agree
+    assert (native.run_only_topics, native.missing_topics, native.empty_qrels_topics) == \
+        (reference.run_only_topics, reference.missing_topics, reference.empty_qrels_topics)
+    for name in reference.values:
+        np.testing.assert_array_equal(native.values[name], reference.values[name],
+                                      err_msg=name)
+        a, b = native.means[name], reference.means[name]
+        assert a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b)), name
+
+
+# ---------------------------------------------------------------- runs and interleavings
+
+topic_ids = st.sampled_from(["1", "2", "10", "q3", "é", "t" * 9])
+docnos = st.sampled_from(["d1", "d2", "d3", "d10", "D1", "abcdefgh1", "abcdefgh2", "x", "é"])
+scores = st.sampled_from(["1", "0.5", "2", "1.0", "0.25", "-1", "3e0", "1.0000001"])
+
+
+@st.composite
+def collections(draw, duplicates=False):
+    """Qrels lines and run lines (each topic's documents distinct, unless
+    ``duplicates``), and an order for the run lines."""
+    topics = draw(st.lists(topic_ids, min_size=1, max_size=4, unique=True))
+    qrels = []
+    for topic in draw(st.lists(st.sampled_from(topics), min_size=1, max_size=4, unique=True)):
+        for docno in draw(st.lists(docnos, min_size=1, max_size=5, unique=True)):
+            qrels.append(f"{topic} 0 {docno} {draw(st.sampled_from([0, 1, 2, 3, -1]))}")
+    run = []
+    for topic in topics:
+        docs = draw(st.lists(docnos, min_size=1, max_size=8, unique=not duplicates))
+        tag = draw(st.sampled_from(["a", "b"]))
+        run += [f"{topic} Q0 {d} {r} {draw(scores)} {tag}" for r, d in enumerate(docs)]
+    return qrels, run
+
+
+@st.composite
+def orders(draw, n):
+    """An order of ``n`` run lines: as written, shuffled, or cut in shards concatenated."""
+    kind = draw(st.sampled_from(["written", "shuffled", "shards", "reversed"]))
+    if kind == "written":
+        return list(range(n))
+    if kind == "reversed":
+        return list(range(n))[::-1]
+    if kind == "shards":
+        k = draw(st.integers(2, 4))
+        return [i for s in range(k) for i in range(s, n, k)]
+    return draw(st.permutations(list(range(n))))
+
+
+def run_inputs(tmp_path, text):
+    """Every way a run's text reaches the readers: a file (plain, gzip), a binary stream
+    (BytesIO, a gzip stream, a GzipFile, a file object)."""
+    data = text.encode()
+    plain, packed = tmp_path / "run.txt", tmp_path / "run.txt.gz"
+    plain.write_bytes(data)
+    packed.write_bytes(gzip.compress(data))
+    return {"path": lambda: plain, "gzip path": lambda: packed,
+            "BytesIO": lambda: io.BytesIO(data),
+            "gzip stream": lambda: io.BytesIO(gzip.compress(data)),
+            "GzipFile": lambda: gzip.GzipFile(fileobj=io.BytesIO(gzip.compress(data))),
+            "file object": lambda: open(plain, "rb")}
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), ties=st.sampled_from(TIES),
+       precision=st.sampled_from(["float64", "float32"]), depth=st.sampled_from([None, 2, 5]))
+def test_any_order_any_input_kind_gives_the_reference_values(tmp_path, data, ties, precision,
+                                                             depth):
+    qrels, run = data.draw(collections())
+    order = data.draw(orders(len(run)))
+    run_text = lines_text([run[i] for i in order])
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text(lines_text(qrels))
+    options = dict(ties=ties, score_precision=precision, depth=depth, seed=5)
+    for kind, make in run_inputs(tmp_path, run_text).items():
+        both = evaluate_both(qrels_path, make, measures_for(ties), **options)
+        assert not isinstance(both[0][0], Exception), (kind, both[0][0])
+        assert_same(both)
+
+
+@settings(max_examples=50, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), duplicates=st.sampled_from(["error", "first", "last"]),
+       ties=st.sampled_from(["docno_desc", "input_order", "random"]))
+def test_repeated_docnos_anywhere_follow_the_policy_as_the_reference(tmp_path, data,
+                                                                    duplicates, ties):
+    """A docno twice in a topic, its two lines anywhere (other topics between them, in
+    another shard): the same error naming both lines, or the same rows kept and the same
+    warning."""
+    qrels, run = data.draw(collections(duplicates=True))
+    order = data.draw(orders(len(run)))
+    run_text = lines_text([run[i] for i in order])
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text(lines_text(qrels))
+    for kind, make in run_inputs(tmp_path, run_text).items():
+        assert_same(evaluate_both(qrels_path, make, MEASURES, duplicates=duplicates,
+                                  ties=ties, seed=1))
+
+
+def test_a_duplicate_across_shards_is_named_by_both_lines(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\nq2 0 b 1\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 a 1 2 t\nq2 Q0 b 1 1 t\nq1 Q0 c 2 1 t\nq2 Q0 c 2 0 t\nq1 Q0 a 3 0 t\n")
+    with pytest.raises(FormatError) as error:
+        cumgain.evaluate(qrels, run, ["map"])
+    assert str(error.value) == f"{run}:5: duplicate docno 'a' in topic 'q1': lines 1 and 5"
+    with pytest.warns(trec_io.DuplicatesDroppedWarning, match="keeping the last occurrence"):
+        kept_last = cumgain.evaluate(qrels, run, ["num_ret", "map"], duplicates="last")
+    assert kept_last.values["map"].tolist() == [0.5, 1.0]     # a (rel) now last in q1
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("order", ["shuffled", "shards"])
+def test_unordered_files_in_parts_give_the_same_values_in_any_number_of_threads(
+        tmp_path, monkeypatch, threads, order):
+    """A run held by topic and read in parts (parts of a few lines: every part boundary
+    inside a topic), ranked in parts by several threads."""
+    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
+    monkeypatch.setattr(_trec, "HELD_RECORDS_PER_PART", 7)
+    rng = np.random.default_rng(4)
+    topics = [f"t{t}" for t in range(30)]
+    run = [f"{t} Q0 d{d} {d} {rng.integers(0, 6) / 2} r" for t in topics for d in range(25)]
+    qrels = [f"{t} 0 d{d} {rng.integers(0, 3)}" for t in topics for d in range(0, 25, 3)]
+    idx = rng.permutation(len(run)) if order == "shuffled" else \
+        [i for s in range(4) for i in range(s, len(run), 4)]
+    (tmp_path / "qrels.txt").write_text(lines_text(qrels))
+    (tmp_path / "run.txt").write_text(lines_text([run[i] for i in idx]))
+    for ties in ("docno_desc", "input_order"):
+        both = evaluate_both(tmp_path / "qrels.txt", lambda: tmp_path / "run.txt", MEASURES,
+                             ties=ties, threads=threads)
+        assert_same(both)
+    (tmp_path / "sorted.txt").write_text(lines_text(run))     # (docno ties: the order of
+    written = cumgain.evaluate(tmp_path / "qrels.txt", tmp_path / "sorted.txt", MEASURES)
+    moved = cumgain.evaluate(tmp_path / "qrels.txt", tmp_path / "run.txt", MEASURES,
+                             threads=threads)                   # the lines does not matter)
+    for name in written.values:
+        np.testing.assert_array_equal(moved.values[name], written.values[name])
+
+
+# ---------------------------------------------------------------- errors, read once
+
+BAD_LINES = ["q1 Q0 d9 1 x t", "q1 Q0 d9 1", "q1 Q0 d9 1 nan t", "q1 Q0 d\x009 1 1 t",
+             "q1 Q0 d9 1 1 t\rq1", "q1 Q0 d 9 1 1 2 t", "q1 Q0 d9\u2028 1 1 t"]
+
+
+@pytest.mark.parametrize("bad", BAD_LINES)
+@pytest.mark.parametrize("where", [0, 3, 7])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_bad_line_in_an_unordered_run_is_the_reference_error(tmp_path, monkeypatch, bad,
+                                                              where, threads):
+    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
+    lines = [f"q{1 + i % 3} Q0 d{i} {i} {i % 4} t" for i in range(9)]
+    lines.insert(where, bad)
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 1\nq1 0 d4 2\n")
+    for kind, make in run_inputs(tmp_path, lines_text(lines)).items():
+        both = evaluate_both(tmp_path / "qrels.txt", make, ["map"], threads=threads)
+        assert isinstance(both[1][0], FormatError), (kind, both[1][0])
+        assert_same(both)
+
+
+def test_a_qrels_duplicate_comes_before_any_run_error(tmp_path):
+    """The reference reader reads the qrels whole first: their duplicate is the error,
+    even where the run has a bad line or a duplicate of its own."""
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\nq2 0 b 1\nq1 0 a 0\n")
+    for run in ("q1 Q0 a 1 1 t\nq1 Q0 b 1 x t\n", "q1 Q0 a 1 1 t\nq2 Q0 b 1 1 t\nq1 Q0 a 1 1 t\n",
+                "q2 Q0 b 1 1 t\n", "q1 Q0 a 1 1 t\nq1 Q0 c 1 1\n"):
+        (tmp_path / "run.txt").write_text(run)
+        both = evaluate_both(tmp_path / "qrels.txt", lambda: tmp_path / "run.txt", ["map"])
+        assert "qrels.txt:3: duplicate docno 'a' in topic 'q1'" in str(both[1][0])
+        assert_same(both)
+
+
+@pytest.mark.parametrize("text", [b"", b"\n" * 1000, b"# only a comment\n" * 50,
+                                  b"  \n\t\n# c\n"])
+@pytest.mark.parametrize("packed", [False, True])
+def test_inputs_without_data_lines_are_the_no_results_error(tmp_path, text, packed):
+    data = gzip.compress(text) if packed else text
+    (tmp_path / "run").write_bytes(data)
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\n")
+    for make in (lambda: tmp_path / "run", lambda: io.BytesIO(data)):
+        both = evaluate_both(tmp_path / "qrels.txt", make, ["map"])
+        assert "no results (the file has no data lines)" in str(both[0][0])
+        assert_same(both)
+
+
+def test_a_gzip_header_crc_that_does_not_match_is_refused_as_gzip_t_refuses_it(tmp_path):
+    import struct
+    import zlib
+    data = b"q1 Q0 d1 1 1.0 t\n"
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    body = deflate.compress(data) + deflate.flush()
+    header = b"\x1f\x8b\x08\x02\0\0\0\0\0\xff"          # FHCRC: a header CRC follows
+    crc = zlib.crc32(header) & 0xFFFF
+    tail = struct.pack("<II", zlib.crc32(data), len(data))
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    good, bad = tmp_path / "good.gz", tmp_path / "bad.gz"
+    good.write_bytes(header + struct.pack("<H", crc) + body + tail)
+    bad.write_bytes(header + struct.pack("<H", crc ^ 1) + body + tail)
+    assert cumgain.evaluate(tmp_path / "qrels.txt", good, ["map"]).means["map"] == 1.0
+    both = evaluate_both(tmp_path / "qrels.txt", lambda: bad, ["map"])
+    assert "header crc mismatch" in str(both[0][0])
+    assert_same(both)
+
+
+# ---------------------------------------------------------------- standard input
+
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("order", ["written", "shuffled"])
+def test_a_run_piped_on_standard_input(tmp_path, packed, order):
+    """``cat run | ...``: a pipe cannot be read again, so its lines are held by topic
+    from the start; the values are the file's."""
+    rng = np.random.default_rng(9)
+    run = [f"t{t} Q0 d{d} {d} {rng.integers(0, 9)} r" for t in range(40) for d in range(30)]
+    if order == "shuffled":
+        run = [run[i] for i in rng.permutation(len(run))]
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(lines_text(f"t{t} 0 d{d} 1" for t in range(40) for d in range(0, 30, 4)))
+    path = tmp_path / "run.txt"
+    path.write_text(lines_text(run))
+    data = gzip.compress(path.read_bytes()) if packed else path.read_bytes()
+    script = ("import sys, json, cumgain; e = cumgain.evaluate(sys.argv[1], '-', "
+              "['map', 'ndcg', 'P.5']); print(json.dumps({k: list(map(float, v)) for k, v in "
+              "e.values.items()}))")
+    done = subprocess.run([sys.executable, "-c", script, str(qrels)], input=data,
+                          capture_output=True, check=True)
+    import json
+    piped = json.loads(done.stdout)
+    expected = cumgain.evaluate(qrels, path, ["map", "ndcg", "P.5"])
+    assert piped == {k: list(map(float, v)) for k, v in expected.values.items()}
+
+
+# ---------------------------------------------------------------- loaded tables
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), duplicates=st.sampled_from(["error", "first", "last"]))
+def test_read_run_and_read_qrels_give_the_reference_tables(tmp_path, data, duplicates):
+    qrels, run = data.draw(collections(duplicates=True))
+    order = data.draw(orders(len(run)))
+    qrels_order = data.draw(orders(len(qrels)))
+    comments = data.draw(st.booleans())
+    run_lines = [run[i] for i in order]
+    qrels_lines = [qrels[i] for i in qrels_order]
+    if comments:
+        run_lines.insert(len(run_lines) // 2, "# a comment")
+        qrels_lines.insert(len(qrels_lines) // 2, "# a comment")
+    (tmp_path / "run.txt").write_text(lines_text(run_lines))
+    (tmp_path / "qrels.txt").write_text(lines_text(qrels_lines))
+    for read, reference, name, fields in (
+            (trec_io.read_run, reference_reading.read_run, "run.txt",
+             ("offsets", "docnos", "scores", "lines")),
+            (trec_io.read_qrels, reference_reading.read_qrels, "qrels.txt",
+             ("offsets", "docnos", "relevance", "lines"))):
+        got = []
+        for reader in (read, reference):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    got.append((reader(tmp_path / name, duplicates=duplicates),
+                                [str(w.message) for w in caught]))
+                except FormatError as error:
+                    got.append((error, []))
+        (a, a_warnings), (b, b_warnings) = got
+        if isinstance(b, Exception):
+            assert str(a) == str(b)
+            continue
+        assert a_warnings == b_warnings
+        assert a.topics == b.topics and a.source == b.source
+        for field in fields:
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+        if name == "run.txt":
+            assert (a.tag, a.tags_agree) == (b.tag, b.tags_agree)
+
+
+def test_read_run_takes_streams_and_standard_input_names(tmp_path):
+    data = b"q2 Q0 a 1 1 t\nq1 Q0 b 1 1 t\nq2 Q0 c 2 0.5 t\n"
+    stream = trec_io.read_run(io.BytesIO(data))
+    assert stream.source == "<stream>" and stream.topics == ("q2", "q1")
+    assert stream.docnos.tolist() == ["a", "c", "b"] and stream.lines.tolist() == [1, 3, 2]
+    (tmp_path / "run.txt").write_bytes(data)
+    with open(tmp_path / "run.txt", "rb") as opened:
+        named = trec_io.read_run(opened)
+    assert named.source == str(tmp_path / "run.txt")
+
+
+def test_text_streams_are_refused_with_what_to_give(tmp_path):
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\n")
+    with pytest.raises(InputError, match=r"a text stream; give its bytes"):
+        cumgain.evaluate(tmp_path / "qrels.txt", io.StringIO("q1 Q0 a 1 1 t\n"), ["map"])
+    with pytest.raises(InputError, match=r"a run must be a path, a binary stream"):
+        cumgain.evaluate(tmp_path / "qrels.txt", 42, ["map"])
