@@ -24,7 +24,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Optional
 from cgcore import _trec
 from cumgain._trec_bytes import _MAGIC_BYTES, _batches, _Compressed, _compression_message, \
     _Corrupt, compression_of
-from cumgain.exceptions import FormatError
+from cumgain.exceptions import FormatError, naming
 from cumgain.limits import MAX_THREADS, whole_number
 
 BLOCK = 1 << 20          # read 1 MiB at a time (the block stays in the L2 cache while parsed)
@@ -616,3 +616,81 @@ def range_blocks(path: str, start: int, stop: int, buffer: bytearray, max_line: 
         raw.seek(start)
         yield from _blocks(raw, stop - start, bom=start == 0, buffer=buffer,
                            max_line=max_line)
+
+
+# ---------------------------------------------------------------- reading a source
+
+def _first_stop(stops: list, own_lines: list) -> tuple[Optional[Stop], int]:
+    """The first part's Stop among ``stops`` and how many lines the parts before it
+    hold (``own_lines``: each part's own)."""
+    shift = 0
+    for stop, lines in zip(stops, own_lines):
+        if stop is not None:
+            return stop, shift
+        shift += lines
+    return None, 0
+
+
+GROUPING_PARTS_PER_THREAD = 1   # a file held by topic is read in this many parts a thread
+                                # (each part holds each topic's lines apart, with the
+                                # unused end of its last chunk)
+
+
+def read_parts(make_parser, source: Source, threads: int, max_line: int, run: bool,
+                grouping: bool = False):
+    """A parser (a QrelsTable, not finished; or a RunRanker, finished unless
+    ``grouping``) that read all of a plain file, in parts from topic starts by up to
+    ``threads`` threads, joined in order; or ``(None, stop, shift)`` for the first
+    part that stopped."""
+    path = source.path
+    if grouping:    # (each part holds every topic's lines apart: a few large parts)
+        starts = part_starts(path, GROUPING_PARTS_PER_THREAD * threads)
+    else:
+        starts = part_starts(path, parts_for(threads), SHORT_PARTS_PER_THREAD * threads)
+    stops_at = starts[1:] + [os.path.getsize(path)]
+    parsers = [make_parser() for _ in starts]
+    own_lines = [0] * len(starts)
+    buffers = threading.local()     # a thread's read buffer, for part after part (a new
+                                    # one each time was faulted in again each time)
+
+    streaming = run and not grouping
+    seen: dict[str, int] = {}           # (streaming) the topics of the parts read: a topic
+    seen_lock = threading.Lock()        # in two parts stops the reading at once
+
+    def read(part: int) -> Optional[Stop]:
+        if not hasattr(buffers, "block"):
+            buffers.block = bytearray(BLOCK)
+        parser = parsers[part]
+        stop = feed_blocks(parser, range_blocks(path, starts[part], stops_at[part],
+                                                buffers.block, max_line), max_line)
+        own_lines[part] = parser.lines_seen
+        if stop is None and streaming:
+            status = parser.finish()
+            if status != _trec.STATUS_OK:
+                stop = status_stop(parser, status)
+        if stop is None and streaming:
+            topics = parser.topic_list()
+            with seen_lock:
+                if any(seen.setdefault(topic, part) != part for topic in topics):
+                    stop = Stop("not_grouped")
+        return stop
+
+    def join(first, other) -> Optional[Stop]:
+        status = first.append_held(other) if grouping else first.append(other)
+        return None if status == _trec.STATUS_OK else status_stop(first, status)
+
+    with naming(path):
+        stops = parts_in_turn(parsers, threads, read, join,
+                              spread_order(len(parsers)) if streaming else None)
+    stop, shift = _first_stop(stops, own_lines)
+    if stop is not None:
+        return None, stop, shift
+    return parsers[0], None, 0
+
+
+def read_whole(parser, source: Source, max_line: int):
+    """``parser`` fed the whole source in one thread: (parser, None, 0), or (None,
+    stop, 0)."""
+    with naming(source.name):
+        stop = feed_blocks(parser, source.blocks(max_line), max_line)
+    return (parser, None, 0) if stop is None else (None, stop, 0)

@@ -159,7 +159,9 @@ def _assemble(source: str, topics: Sequence[str], tidx: np.ndarray, docnos: list
 # The modules of the reader (trec_io and those behind it), which a warning does not point at.
 _READER_MODULES = frozenset({"cumgain.trec_io", "cumgain._trec_frontends",
                              "cumgain._trec_lines", "cumgain._trec_bytes", __name__,
-                             "cumgain.native", "cumgain._native_blocks"})
+                             "cumgain.native", "cumgain._native_blocks",
+                             "cumgain._native_errors", "cumgain._native_qrels",
+                             "cumgain._native_tables"})
 
 
 def _user_stacklevel() -> int:

@@ -1078,7 +1078,7 @@ def test_a_topic_split_between_parts_is_held_by_topic_and_a_bad_line_in_a_later_
             cuts.append(parts)
         return [0, middle_of_topic_1] if path == str(run_path) else [0]
 
-    monkeypatch.setattr(native, "part_starts", starts)
+    monkeypatch.setattr(_native_blocks, "part_starts", starts)
     ranked = read_ranked(qrels_path, run_path, threads=2, **READ)
     assert len(cuts) == 2           # read in parts, then again in parts held by topic
     reference = reference_reading.rank(qrels_path, run_path, warn=False)
@@ -1093,7 +1093,7 @@ def test_a_topic_split_between_parts_is_held_by_topic_and_a_bad_line_in_a_later_
     assert ranking.levels.offsets.tolist() == reference.levels.offsets.tolist()
     bad = RUN_IN_PARTS.replace("3 Q0 d2 2 8.5 tag3", "3 Q0 d2 2 x tag3")
     run_path.write_text(bad)
-    monkeypatch.setattr(native, "part_starts", lambda path, parts, short=0: (
+    monkeypatch.setattr(_native_blocks, "part_starts", lambda path, parts, short=0: (
         [0, bad.index("3 Q0 d0")] if path == str(run_path) else [0]))
     error = raises_the_reference_error(qrels_path, run_path, threads=2)
     assert isinstance(error, FormatError) and re.search(r"run:13:", str(error))

@@ -8,8 +8,11 @@ pure-Python reference reader (:mod:`cumgain.reference_reading`) on the same file
 do exactly the same: the same error message, or bit-identical per-topic values and
 means; and so must the same evaluation against the qrels read once beforehand
 (``cumgain.prepare_qrels``), and against the qrels and run loaded first
-(``cumgain.trec_io.load_qrels`` / ``load_run``: loaded objects, ranked natively).
-Anything else (another exception, a crash, a sanitizer report) is a bug.
+(``cumgain.trec_io.load_qrels`` / ``load_run``: loaded objects, ranked natively); and
+both readers must agree again on the run's lines in reverse order (topics that come
+back) and on the run as a seekable binary stream and as a pipe (read once: held by
+topic from the start). Anything else (another exception, a crash, a sanitizer report)
+is a bug.
 
 :func:`check_dicts`: the same for pytrec_eval-style dicts built from the input (the
 C reader's ``add_dict``, and the reference front-end's conversion of what it does not
@@ -40,10 +43,12 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import math
 import os
 import tempfile
 import warnings
+import zlib
 
 import numpy as np
 
@@ -139,15 +144,13 @@ def small_reads(tiny: bool):
     reader's reads of 4 KiB, instead of 1 MiB each. A fuzz input (at most 4 KiB with
     -max_len=4096) still fits one 4 KiB block, and a fresh MiB per read, which costs
     the sanitizer build far more than the parse, is saved."""
-    limits = _native_blocks.BLOCK, native_reader.BLOCK, _trec_bytes._READ
-    # (the blocks of a whole input, of a stream and of gzip data are _native_blocks'; a
-    # thread's buffer for the parts of a plain file is made by cumgain.native)
-    _native_blocks.BLOCK = native_reader.BLOCK = 16 if tiny else 4096
+    limits = _native_blocks.BLOCK, _trec_bytes._READ
+    _native_blocks.BLOCK = 16 if tiny else 4096     # (every block the native reader reads)
     _trec_bytes._READ = 4096
     try:
         yield
     finally:
-        _native_blocks.BLOCK, native_reader.BLOCK, _trec_bytes._READ = limits
+        _native_blocks.BLOCK, _trec_bytes._READ = limits
 
 
 def check_files(data: bytes) -> None:
@@ -184,6 +187,16 @@ def _check_files(policies: dict, qrels_bytes: bytes, run_bytes: bytes) -> None:
         else:
             with split_anywhere():
                 from_objects = outcome(*loaded, policies)
+        with split_anywhere():  # the run's lines in reverse order (topics that come
+            reversed_run = _reversed_lines(run_bytes)       # back), and as streams
+            for name, run in (("reversed lines", lambda: _file(run_path, reversed_run)),
+                              ("a seekable stream", lambda: io.BytesIO(run_bytes)),
+                              ("a pipe", lambda: _Pipe(run_bytes))):
+                got = outcome(qrels_path, run(), policies)
+                expected = outcome(qrels_path, run(), policies, reference=True)
+                if not same(got, expected):
+                    raise AssertionError(f"native and reference readers differ on the run "
+                                         f"as {name}:\n{got}\n{expected}")
     if not same(native, reference):
         raise AssertionError(f"native and reference readers differ:\n{native}\n{reference}")
     if not same(prepared, native):
@@ -191,6 +204,43 @@ def _check_files(policies: dict, qrels_bytes: bytes, run_bytes: bytes) -> None:
     if not same(from_objects, reference):
         raise AssertionError(f"loaded objects and the reference reader differ:\n"
                              f"{from_objects}\n{reference}")
+
+
+def _reversed_lines(data: bytes) -> bytes:
+    """The lines of ``data`` (gunzipped if gzip) in reverse order (a run whose topics
+    come back, unless it has one)."""
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error):
+            return data
+    lines = data.split(b"\n")
+    return b"\n".join(lines[::-1])
+
+
+def _file(beside: str, data: bytes) -> str:
+    """``data`` written to a file beside ``beside``: its path."""
+    path = beside + ".variant"
+    with open(path, "wb") as out:
+        out.write(data)
+    return path
+
+
+class _Pipe(io.RawIOBase):
+    """A stream that cannot be read again (as a pipe): the compiled reader holds the
+    run by topic from the start."""
+
+    def __init__(self, data: bytes):
+        self.data = io.BytesIO(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def readinto(self, buffer) -> int:
+        return self.data.readinto(buffer)
 
 
 def check_files_native(data: bytes) -> None:
