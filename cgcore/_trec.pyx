@@ -1,7 +1,8 @@
 """Native TREC reader: qrels and runs parsed in C, runs ranked and joined as they stream.
 
-The caller (``cumgain.native``) reads the file in blocks of whole lines (plain or
-gzip) and feeds them here. No Python object is made per line:
+The caller (``cumgain.native``) reads the input in blocks of whole lines (a plain file
+in parts by several threads, a gzip file, a stream) and feeds them here. No Python
+object is made per line:
 
 * :class:`QrelsTable` parses ``qid iter docno rel`` lines into flat arrays (levels as
   int8 while they are small whole numbers) and a hash index keyed by (topic, docno);
@@ -11,35 +12,41 @@ gzip) and feeds them here. No Python object is made per line:
 * :class:`RunRanker` parses ``qid iter docno rank score tag`` lines; when a topic's
   lines end it sorts them (score descending, then the tie rule), cuts at the depth,
   looks each document up in the qrels index and appends, per rank, the relevance
-  level and whether the document is judged. Only one topic's lines are held at once.
+  level and whether the document is judged. Only one topic's lines are held at once;
+  a topic that comes back stops it (NOT_GROUPED), and a ranker made ``grouping`` holds
+  every line by topic instead (_held.pxd, about half the text) and ranks every topic
+  once the input ends (in parts, by several threads), hands them out as they end
+  (``take_held``, for a contiguous stream), or gives them as a loaded run's columns
+  (``held_run``).
 
 Both also take plain ``{qid: {docno: value}}`` dicts (``add_dict``); a run dict's
 documents are ranked where they are, from the UTF-8 of the dict's own keys.
 
-The parsers validate everything the pure-Python reference (``cumgain.trec_io``)
-validates: field counts, the number grammar, strict UTF-8, NUL bytes, blank lines in
-qrels, duplicate documents, lines longer than ``max_line_bytes``. They do not format
-messages: on any problem they stop and report ``status`` and the line; the caller
-then lets the reference reader raise its exact error. The same happens for inputs the streaming design does not cover
-(a run whose topics are not contiguous) or the layout does not hold (TOO_BIG). An
-allocation that fails stops them with NO_MEMORY and ``failed_bytes``, which the
-caller raises as a MemoryError (every allocation goes through _alloc.h). No global
-state: one instance per file.
+The parsers validate everything the pure-Python reference reader
+(``cumgain.reference_reading``) validates: field counts, the number grammar, strict
+UTF-8, NUL bytes, blank lines in qrels, lines longer than ``max_line_bytes``. They do
+not format messages: on a bad line they stop and report ``status``, the line and where
+it starts in the block (``stop_offset``), and the caller words the error from it. A
+docno twice in a topic does not stop them: it is counted and the first by line named
+(``first_duplicate``), and dropped by the duplicates policy. Past what the layout holds
+they stop with TOO_BIG. An allocation that fails stops them with NO_MEMORY and
+``failed_bytes``, which the caller raises as a MemoryError (every allocation goes through
+_alloc.h). No global state: one instance per input.
 
 The parts it is built from, each with one job, share their declarations through .pxd
 files (their ``nogil`` helpers inline, so they compile into this module's loops):
 _text.pxd (scanning lines into fields, the number grammar, UTF-8), _strings.pxd
 (interning ids), _buffers.pxd/.pyx (growable arrays, handed to numpy without a copy),
-_columns.pxd/.pyx (Arrow string columns read in place: the columnar entry), _status.pxd
-(status codes), _qrels.pxd/.pyx (the qrels table and its per-topic index),
-_rank_topic.pxd (ranking and joining one topic: the entries, the duplicate check, the
-qrels lookup, the sort, the depth cut, the ranked output). This module holds the
-ranker's three entries, which feed it topic by topic: a file's lines (_run_feed), a dict
-(RunRanker.add_dict) and Arrow columns (_rank_columns).
+_columns.pxd/.pyx (Arrow string columns read in place), _status.pxd (status codes and
+duplicates policies), _qrels.pxd/.pyx (the qrels table and its per-topic index),
+_held.pxd (a run's lines held by topic), _rank_topic.pxd (ranking and joining one topic:
+the entries, the duplicates, the qrels lookup, the sort, the depth cut, the ranked
+output), _run_entries.pxd (the entries of a file's lines and of Arrow columns),
+_run_state.pxd (joining parts, gathering held topics ranked in parts, freeing). This
+module holds the ranker and its dict entry (RunRanker.add_dict).
 """
 from libc.stdint cimport int64_t, uint64_t, uint8_t
 from libc.stdlib cimport free
-from libc.string cimport memchr, memmove
 from libc.math cimport isnan
 
 from cpython.dict cimport PyDict_Next, PyDict_Size
@@ -48,35 +55,38 @@ from cpython.ref cimport PyObject
 
 # growable arrays and handing them to numpy
 from cgcore._buffers cimport (
-    _equal_bytes, _extend, _hand_over, _int64_array, _level_bytes, _level_dtype, _push_bytes,
-    _push_double, _push_int64, _release, _release_int64s, _reserve, _same_bytes, cg_calloc,
+    _equal_bytes, _extend, _hand_over, _int64_array, _level_bytes, _level_dtype,
+    _push_bytes, _push_double, _push_int64, _release, _release_int64s, cg_calloc,
     cg_set_allocation_limit, cg_take_failed_bytes)
 # Arrow string columns (the columnar entry)
-from cgcore._columns cimport Column, TextColumn, _cell
+from cgcore._columns cimport TextColumn
 # a run's lines held by topic (runs whose topics are not contiguous)
-from cgcore._held cimport (STAGED, Held, Staged, _free_slabs, _held_free, _hold,
-                           _hold_again, _hold_group, _hold_staged, _link_group,
-                           _shift_lines, _take_slabs)
+from cgcore._held cimport (
+    Held, _free_slabs, _held_free, _hold_again, _hold_group, _link_group, _shift_lines,
+    _take_slabs)
 # the qrels table: its layout and per-topic index
 from cgcore._qrels cimport QrelsState, QrelsTable, _check_topics
 from cgcore._rank_keys cimport random_tie_key
+# the entries that feed the ranker (a file's lines, Arrow columns) and its state
+from cgcore._run_entries cimport _flush_staged, _rank_columns, _run_feed
+from cgcore._run_state cimport (
+    _free_state, _gather_parts, _take_duplicates, _take_following_rows, _take_tags)
 # ranking and joining one topic: the entries, the sort, the qrels lookup, the output
 from cgcore._rank_topic cimport (
     RULE_DOCNO_ASC, RULE_DOCNO_DESC, RULE_INPUT_ORDER, RULE_RANDOM, Entry, RunState,
-    _docno_prefix, _index_entries, _join_judgments, _kept, _load_group, _rank_batch,
-    _rank_current, _rank_entries, _rank_group, _reserve_entries, _reserve_outputs,
-    _set_entry, _use_topic)
-from cgcore._status cimport (BAD_LINE, DUPLICATE, KEEP_ERROR, KEEP_FIRST, KEEP_LAST, NO_MEMORY,
-                             NOT_GROUPED, OK, QRELS_DUPLICATE, _settled, _stop_code)
+    _docno_prefix, _index_entries, _kept, _load_group, _rank_batch, _rank_current,
+    _rank_group, _reserve_outputs)
+from cgcore._status cimport (
+    BAD_LINE, DUPLICATE, KEEP_ERROR, KEEP_FIRST, KEEP_LAST, NO_MEMORY, NOT_GROUPED, OK,
+    QRELS_DUPLICATE, _settled, _stop_code)
 # interned strings
 from cgcore._strings cimport (
-    _strings_add, _strings_add_new, _strings_count, _strings_equal, _strings_find,
-    _strings_find_after, _strings_free,
+    _strings_add, _strings_add_new, _strings_count, _strings_find, _strings_find_after,
     _strings_init, _strings_length, _strings_list, _strings_text)
 # lines, fields, numbers, UTF-8
 from cgcore._text cimport (
-    CG_SIMD, MAX_FIELDS, PyUnicode_CheckExact, _exact_number, _line_end, _next_line,
-    _parse_number, _skipped_line, _split, _utf8, _valid_utf8, cg_ascii_no_nul, cg_split64)
+    CG_SIMD, MAX_FIELDS, PyUnicode_CheckExact, _exact_number, _line_end, _split, _utf8,
+    cg_ascii_no_nul, cg_split64)
 
 
 import threading
@@ -93,19 +103,18 @@ cdef extern from "Python.h":
 SIMD = bool(CG_SIMD)
 
 STATUS_OK = 0
-STATUS_BAD_LINE = 1        # a malformed line: the reference reader words the error
-STATUS_DUPLICATE = 2       # a docno twice in one topic
-STATUS_NOT_GROUPED = 3     # a run topic's lines are not contiguous
+STATUS_BAD_LINE = 1        # a malformed line (the caller words the error from it)
+STATUS_DUPLICATE = 2       # a docno twice in one topic of a qrels table (finish())
+STATUS_NOT_GROUPED = 3     # a run topic came back after another (not ``grouping``)
 STATUS_NO_MEMORY = 4
 STATUS_APPENDED = 5        # a table whose rows were appended to another: no longer usable
 STATUS_QRELS_DUPLICATE = 6  # a docno twice in one topic of a table finished unchecked,
                             # found by a ranker (see QrelsTable.finish)
 STATUS_RELEASED = 7         # a table whose memory was given back (QrelsTable.release)
 STATUS_TOO_BIG = 8          # past what the layout holds (a qrels segment's 4 GiB of docnos,
-                            # 2**32 - 2 topic ids, a topic of 2**32 documents): the
-                            # reference reader takes the input. Not a failure: running
-                            # out of memory is STATUS_NO_MEMORY (failed_bytes says how much
-                            # the request that failed asked for)
+                            # 2**32 - 2 topic ids, a topic of 2**32 documents): an error
+                            # naming the limit. Running out of memory is STATUS_NO_MEMORY
+                            # (failed_bytes says how much the request that failed asked for)
 
 cdef enum:
     DICT_BATCH_DOCUMENTS = 1 << 14   # RunRanker.add_dict ranks the topics it collects in
@@ -136,253 +145,6 @@ def _set_allocation_limit(size_t n):
     _qrels._set_allocation_limit(n)
     _columns._set_allocation_limit(n)
     return cg_set_allocation_limit(n)
-
-
-# ---------------------------------------------------------------- the entries
-
-
-cdef int _rank_columns(RunState* r, const Column* topics, const Column* docnos,
-                       const double* scores, const int64_t* starts, const int64_t* order,
-                       Py_ssize_t first, Py_ssize_t stop) noexcept nogil:
-    """RunRanker.add_columns' work: each topic's entries point into the docno column
-    (no copy), then are checked for duplicates, joined and ranked as a file's are."""
-    cdef Py_ssize_t g, i, n, row, length
-    cdef int64_t topic
-    cdef const char* text
-    cdef double score
-    for g in range(first, stop):
-        n = starts[g + 1] - starts[g]
-        row = order[starts[g]] if order != NULL else starts[g]
-        text = _cell(topics, row, &length)
-        topic = _strings_add_new(&r.topics, text, length)
-        if topic < 0:
-            r.status = NOT_GROUPED if topic == -1 else _stop_code(topic)
-            return -1
-        if _use_topic(r, _strings_find_after(&r.qrels.topics, r.judgments_topic, text,
-                                             length)) != 0 \
-                or _reserve_entries(r, n) != 0 \
-                or _reserve(<void**>&r.lines.data, &r.lines.capacity, n, 8) != 0:
-            r.status = NO_MEMORY
-            return -1
-        for i in range(n):
-            row = order[starts[g] + i] if order != NULL else starts[g] + i
-            score = scores[row]
-            r.lines_seen += 1
-            if isnan(score):
-                r.status, r.status_line = BAD_LINE, row + 1
-                return -1
-            if r.float32:
-                score = <double>(<float>score)
-            text = _cell(docnos, row, &length)
-            _set_entry(r, i, text, length, score)
-            r.lines.data[i] = row + 1
-        r.lines.size = n
-        r.n_lines_read += n
-        r.ranking_topic = topic
-        n = _index_entries(r, n, True)
-        if n < 0 or _join_judgments(r, n) != 0 or _rank_entries(r, n) != 0:
-            return -1
-        r.lines.size = 0
-    return 0
-
-
-cdef int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogil:
-    cdef Py_ssize_t position = 0, length = 0, n_fields, last_tag_start = -1, last_tag_end = -1
-    cdef bint ascii = cg_ascii_no_nul(text, size)     # then no line needs the UTF-8 check
-    cdef Py_ssize_t starts[MAX_FIELDS]
-    cdef Py_ssize_t ends[MAX_FIELDS]
-    cdef int64_t topic
-    cdef const char* row
-    cdef const char* tag_row = NULL
-    cdef double score = 0.0     # (set by the parse; gcc cannot tell)
-    cdef double tag_value
-    cdef int parsed, tag_number
-    cdef Staged* staged
-    cdef bint plain = ascii and memchr(text, b'\r', size) == NULL
-    cdef Py_ssize_t skipped
-    while position < size:
-        r.lines_seen += 1
-        skipped = _skipped_line(text, position, size, plain, True, r.max_line)
-        if skipped >= 0:                # a comment or blank line: nothing to check
-            position = skipped
-            continue
-        row = text + position
-        n_fields = _next_line(text, position, size, starts, ends, &length)
-        r.stop_offset = position        # (where the line starts, if it is bad)
-        if length > r.max_line or (not ascii and not _valid_utf8(<const uint8_t*>row, length)):
-            r.status, r.status_line = BAD_LINE, r.lines_seen
-            return -1
-        position += length + 1
-        if n_fields < 0:
-            r.status, r.status_line = BAD_LINE, r.lines_seen
-            return -1
-        if n_fields == 0 or row[starts[0]] == b'#':
-            continue
-        parsed = _parse_number(row + starts[4], ends[4] - starts[4], &score) \
-            if n_fields >= 6 else 0
-        if parsed < 0:
-            r.status, r.status_line = NO_MEMORY, r.lines_seen
-            return -1
-        if parsed > 0 and n_fields > 6:     # fields after a tag that is a number: the
-            tag_number = _parse_number(row + starts[5], ends[5] - starts[5], &tag_value)
-            if tag_number != 0:             # columns of a docno with a space, shifted
-                parsed = -1 if tag_number < 0 else 0
-        if parsed < 0:
-            r.status, r.status_line = NO_MEMORY, r.lines_seen
-            return -1
-        if parsed == 0 or isnan(score):
-            r.status, r.status_line = BAD_LINE, r.lines_seen
-            return -1
-        if r.float32:
-            score = <double>(<float>score)
-        if r.grouping:
-            if r.current < 0 or not _strings_equal(&r.topics, r.current, row + starts[0],
-                                                   ends[0] - starts[0]):
-                topic = _strings_add_new(&r.topics, row + starts[0], ends[0] - starts[0]) \
-                    if r.contiguous else _strings_add(&r.topics, row + starts[0],
-                                                      ends[0] - starts[0])
-                if topic == -1:                 # (contiguous) a topic came back
-                    r.status, r.status_line = NOT_GROUPED, r.lines_seen
-                    return -1
-                if topic < 0:
-                    r.status = _stop_code(topic)
-                    return -1
-                if _hold_group(&r.held, topic) != 0:
-                    r.status = NO_MEMORY
-                    return -1
-                r.current = topic
-            staged = &r.staged[r.n_staged]
-            staged.group, staged.docno = r.current, row + starts[2]
-            staged.n, staged.score, staged.line = ends[2] - starts[2], score, r.lines_seen
-            r.n_staged += 1
-            if r.n_staged == STAGED and _flush_staged(r) != 0:
-                return -1
-        else:
-            if r.current < 0 or not _strings_equal(&r.topics, r.current, row + starts[0],
-                                                   ends[0] - starts[0]):
-                if _rank_current(r) != 0:
-                    return -1
-                topic = _strings_add_new(&r.topics, row + starts[0], ends[0] - starts[0])
-                if topic == -1:
-                    r.status, r.status_line = NOT_GROUPED, r.lines_seen
-                    return -1
-                if topic < 0:
-                    r.status = _stop_code(topic)
-                    return -1
-                r.current = topic
-                if _use_topic(r, _strings_find_after(&r.qrels.topics, r.judgments_topic,
-                                                     row + starts[0], ends[0] - starts[0])) != 0:
-                    return -1
-            if _push_bytes(&r.docnos, row + starts[2], ends[2] - starts[2]) != 0 \
-                    or _push_int64(&r.doc_starts, r.docnos.size) != 0 \
-                    or _push_double(&r.scores, score) != 0 \
-                    or _push_int64(&r.lines, r.lines_seen) != 0:
-                r.status = NO_MEMORY
-                return -1
-        r.n_lines_read += 1
-        tag_row, last_tag_start, last_tag_end = row, starts[5], ends[5]
-        if r.n_lines_read == 1:
-            if _push_bytes(&r.first_tag, row + starts[5], ends[5] - starts[5]) != 0:
-                r.status = NO_MEMORY
-                return -1
-        elif not r.tags_differ and not _same_bytes(&r.first_tag, row + starts[5],
-                                                   ends[5] - starts[5]):
-            r.tags_differ = True
-    if tag_row != NULL:
-        r.tag.size = 0
-        if _push_bytes(&r.tag, tag_row + last_tag_start, last_tag_end - last_tag_start) != 0:
-            r.status = NO_MEMORY
-            return -1
-    return _flush_staged(r)         # (the staged docnos point into this block)
-
-
-cdef inline int _flush_staged(RunState* r) noexcept nogil:
-    """Hold the lines staged (see _hold_staged), before the block they point into is
-    gone (at the end of a feed, also one that stopped: they were read without a
-    fault); -1 when out of memory."""
-    cdef int failed = _hold_staged(&r.held, r.staged, r.n_staged) if r.n_staged else 0
-    r.n_staged = 0
-    if failed:
-        r.status = NO_MEMORY
-        return -1
-    return 0
-
-
-cdef void _take_following_rows(RunState* r, RunState* o) noexcept nogil:
-    """Count ``o``'s borrowed rows, which follow ``r``'s in the same arrays, as ``r``'s."""
-    if r.out_levels.capacity == 0:      # (r's range had none)
-        r.out_levels.data, r.out_judged.data = o.out_levels.data, o.out_judged.data
-        r.out_scores.data = o.out_scores.data
-    r.out_levels.size += o.out_levels.size
-    r.out_levels.capacity += o.out_levels.capacity
-    r.out_judged.size += o.out_judged.size
-    r.out_judged.capacity += o.out_judged.capacity
-    r.out_scores.size += o.out_scores.size
-    r.out_scores.capacity += o.out_scores.capacity
-    o.out_levels.data, o.out_judged.data, o.out_scores.data = NULL, NULL, NULL
-    o.out_levels.size = o.out_judged.size = o.out_scores.size = 0
-    o.out_levels.capacity = o.out_judged.capacity = o.out_scores.capacity = 0
-
-
-cdef void _free_state(RunState* r) noexcept nogil:
-    """Free what a ranker's state holds (but rows it borrows)."""
-    _strings_free(&r.topics)
-    free(r.docnos.data)
-    free(r.doc_starts.data)
-    free(r.scores.data)
-    free(r.lines.data)
-    free(r.entries)
-    free(r.ranked)
-    free(r.seen)
-    free(r.scratch)
-    free(r.batch_judgments.data)
-    free(r.batch_ends.data)
-    free(r.counts.data)
-    free(r.judgment_topics.data)
-    if not r.rows_borrowed:
-        free(r.out_levels.data)
-        free(r.out_scores.data)
-        free(r.out_judged.data)
-    free(r.tag.data)
-    free(r.first_tag.data)
-    free(r.duplicate_docno.data)
-    _held_free(&r.held)
-
-
-cdef int _take_tags(RunState* r, RunState* o) noexcept nogil:
-    """The tags of ``o`` (the next part of the same run) after ``r``'s: the last line's
-    tag, and whether all agree; -1 when out of memory."""
-    if o.n_lines_read == 0:
-        return 0
-    if _extend(<void**>&r.tag.data, &r.tag.size, &r.tag.capacity, o.tag.data, o.tag.size, 1,
-               True) != 0:
-        return -1
-    if r.n_lines_read == 0:
-        if _extend(<void**>&r.first_tag.data, &r.first_tag.size, &r.first_tag.capacity,
-                   o.first_tag.data, o.first_tag.size, 1, True) != 0:
-            return -1
-        r.tags_differ = o.tags_differ
-    elif o.tags_differ or not _same_bytes(&r.first_tag, o.first_tag.data, o.first_tag.size):
-        r.tags_differ = True
-    return 0
-
-
-cdef int _take_duplicates(RunState* r, RunState* o, int64_t shift,
-                          int64_t topic_shift) noexcept nogil:
-    """Count ``o``'s repeated docnos with ``r``'s, its first (its lines ``shift`` later,
-    its topic ``topic_shift`` on) named if it comes first; -1 when out of memory."""
-    if o.n_duplicates == 0:
-        return 0
-    if r.n_duplicates == 0 or o.duplicate_line + shift < r.duplicate_line:
-        r.duplicate_line = o.duplicate_line + shift
-        r.duplicate_first_line = o.duplicate_first_line + shift
-        r.duplicate_topic = o.duplicate_topic + topic_shift
-        if _extend(<void**>&r.duplicate_docno.data, &r.duplicate_docno.size,
-                   &r.duplicate_docno.capacity, o.duplicate_docno.data,
-                   o.duplicate_docno.size, 1, True) != 0:
-            return -1
-    r.n_duplicates += o.n_duplicates
-    return 0
 
 
 HELD_RECORDS_PER_PART = 1 << 16   # held topics are ranked by several threads in parts of
@@ -703,7 +465,7 @@ cdef class RunRanker:
                 for helper in helpers:
                     helper.join()
             with nogil:
-                self._gather_parts(n_parts)
+                _gather_parts(&self.state, self.parts, n_parts)
         finally:
             for part in range(n_parts):
                 _free_state(&self.parts[part])
@@ -732,39 +494,6 @@ cdef class RunRanker:
                     if _rank_group(sub, &self.state.held, &self.state.topics, g) != 0:
                         break
                 _settled(&sub.status, &sub.failed_bytes)
-
-    cdef void _gather_parts(self, Py_ssize_t n_parts) noexcept nogil:
-        """The parts' rankings as this ranker's: their counts and qrels topics in order,
-        their rows moved together (a part that dropped repeated docnos wrote fewer than
-        it had room for), their repeated docnos counted; the first part that stopped
-        gives the status."""
-        cdef RunState* r = &self.state
-        cdef RunState* sub
-        cdef Py_ssize_t part, item = _level_bytes(&r.out_levels), n
-        for part in range(n_parts):
-            sub = &self.parts[part]
-            if sub.status != OK:
-                r.status, r.failed_bytes = sub.status, sub.failed_bytes
-                return
-            n = sub.out_levels.size
-            if <char*>sub.out_levels.data != <char*>r.out_levels.data + r.out_levels.size * item:
-                memmove(<char*>r.out_levels.data + r.out_levels.size * item,
-                        sub.out_levels.data, n * item)
-                memmove(r.out_judged.data + r.out_judged.size, sub.out_judged.data, n)
-                if r.keep_scores:
-                    memmove(r.out_scores.data + r.out_scores.size, sub.out_scores.data, n * 8)
-            r.out_levels.size += n
-            r.out_judged.size += n
-            if r.keep_scores:
-                r.out_scores.size += n
-            if _extend(<void**>&r.counts.data, &r.counts.size, &r.counts.capacity,
-                       sub.counts.data, sub.counts.size, 8) != 0 \
-                    or _extend(<void**>&r.judgment_topics.data, &r.judgment_topics.size,
-                               &r.judgment_topics.capacity, sub.judgment_topics.data,
-                               sub.judgment_topics.size, 8) != 0 \
-                    or _take_duplicates(r, sub, 0, 0) != 0:
-                r.status = NO_MEMORY
-                return
 
     @property
     def tags_agree(self):

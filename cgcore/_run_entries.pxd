@@ -1,0 +1,187 @@
+# The ranker's entries that feed it topic by topic (RunRanker in _trec.pyx): a file's
+# lines (_run_feed: parsed, checked, and either collected for the topic being read or,
+# for a run held by topic, staged and held, see _held.pxd) and Arrow columns grouped by
+# topic (_rank_columns). A dict's entry is RunRanker.add_dict (it needs the GIL). Only
+# nogil C, inline, so that it compiles into _trec's loops.
+from libc.stdint cimport int64_t, uint8_t
+from libc.string cimport memchr
+from libc.math cimport isnan
+
+from cgcore._buffers cimport _push_bytes, _push_double, _push_int64, _reserve, _same_bytes
+from cgcore._columns cimport Column, _cell
+from cgcore._held cimport STAGED, Staged, _hold_group, _hold_staged
+from cgcore._rank_topic cimport (RunState, _index_entries, _join_judgments, _rank_current,
+                                 _rank_entries, _reserve_entries, _set_entry, _use_topic)
+from cgcore._status cimport BAD_LINE, NO_MEMORY, NOT_GROUPED, _stop_code
+from cgcore._strings cimport (_strings_add, _strings_add_new, _strings_equal,
+                              _strings_find_after)
+from cgcore._text cimport (MAX_FIELDS, _next_line, _parse_number, _skipped_line,
+                           _valid_utf8, cg_ascii_no_nul)
+
+
+
+cdef inline int _rank_columns(RunState* r, const Column* topics, const Column* docnos,
+                       const double* scores, const int64_t* starts, const int64_t* order,
+                       Py_ssize_t first, Py_ssize_t stop) noexcept nogil:
+    """RunRanker.add_columns' work: each topic's entries point into the docno column
+    (no copy), then are checked for duplicates, joined and ranked as a file's are."""
+    cdef Py_ssize_t g, i, n, row, length
+    cdef int64_t topic
+    cdef const char* text
+    cdef double score
+    for g in range(first, stop):
+        n = starts[g + 1] - starts[g]
+        row = order[starts[g]] if order != NULL else starts[g]
+        text = _cell(topics, row, &length)
+        topic = _strings_add_new(&r.topics, text, length)
+        if topic < 0:
+            r.status = NOT_GROUPED if topic == -1 else _stop_code(topic)
+            return -1
+        if _use_topic(r, _strings_find_after(&r.qrels.topics, r.judgments_topic, text,
+                                             length)) != 0 \
+                or _reserve_entries(r, n) != 0 \
+                or _reserve(<void**>&r.lines.data, &r.lines.capacity, n, 8) != 0:
+            r.status = NO_MEMORY
+            return -1
+        for i in range(n):
+            row = order[starts[g] + i] if order != NULL else starts[g] + i
+            score = scores[row]
+            r.lines_seen += 1
+            if isnan(score):
+                r.status, r.status_line = BAD_LINE, row + 1
+                return -1
+            if r.float32:
+                score = <double>(<float>score)
+            text = _cell(docnos, row, &length)
+            _set_entry(r, i, text, length, score)
+            r.lines.data[i] = row + 1
+        r.lines.size = n
+        r.n_lines_read += n
+        r.ranking_topic = topic
+        n = _index_entries(r, n, True)
+        if n < 0 or _join_judgments(r, n) != 0 or _rank_entries(r, n) != 0:
+            return -1
+        r.lines.size = 0
+    return 0
+
+
+cdef inline int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogil:
+    cdef Py_ssize_t position = 0, length = 0, n_fields, last_tag_start = -1, last_tag_end = -1
+    cdef bint ascii = cg_ascii_no_nul(text, size)     # then no line needs the UTF-8 check
+    cdef Py_ssize_t starts[MAX_FIELDS]
+    cdef Py_ssize_t ends[MAX_FIELDS]
+    cdef int64_t topic
+    cdef const char* row
+    cdef const char* tag_row = NULL
+    cdef double score = 0.0     # (set by the parse; gcc cannot tell)
+    cdef double tag_value
+    cdef int parsed, tag_number
+    cdef Staged* staged
+    cdef bint plain = ascii and memchr(text, b'\r', size) == NULL
+    cdef Py_ssize_t skipped
+    while position < size:
+        r.lines_seen += 1
+        skipped = _skipped_line(text, position, size, plain, True, r.max_line)
+        if skipped >= 0:                # a comment or blank line: nothing to check
+            position = skipped
+            continue
+        row = text + position
+        n_fields = _next_line(text, position, size, starts, ends, &length)
+        r.stop_offset = position        # (where the line starts, if it is bad)
+        if length > r.max_line or (not ascii and not _valid_utf8(<const uint8_t*>row, length)):
+            r.status, r.status_line = BAD_LINE, r.lines_seen
+            return -1
+        position += length + 1
+        if n_fields < 0:
+            r.status, r.status_line = BAD_LINE, r.lines_seen
+            return -1
+        if n_fields == 0 or row[starts[0]] == b'#':
+            continue
+        parsed = _parse_number(row + starts[4], ends[4] - starts[4], &score) \
+            if n_fields >= 6 else 0
+        if parsed < 0:
+            r.status, r.status_line = NO_MEMORY, r.lines_seen
+            return -1
+        if parsed > 0 and n_fields > 6:     # fields after a tag that is a number: the
+            tag_number = _parse_number(row + starts[5], ends[5] - starts[5], &tag_value)
+            if tag_number != 0:             # columns of a docno with a space, shifted
+                parsed = -1 if tag_number < 0 else 0
+        if parsed < 0:
+            r.status, r.status_line = NO_MEMORY, r.lines_seen
+            return -1
+        if parsed == 0 or isnan(score):
+            r.status, r.status_line = BAD_LINE, r.lines_seen
+            return -1
+        if r.float32:
+            score = <double>(<float>score)
+        if r.grouping:
+            if r.current < 0 or not _strings_equal(&r.topics, r.current, row + starts[0],
+                                                   ends[0] - starts[0]):
+                topic = _strings_add_new(&r.topics, row + starts[0], ends[0] - starts[0]) \
+                    if r.contiguous else _strings_add(&r.topics, row + starts[0],
+                                                      ends[0] - starts[0])
+                if topic == -1:                 # (contiguous) a topic came back
+                    r.status, r.status_line = NOT_GROUPED, r.lines_seen
+                    return -1
+                if topic < 0:
+                    r.status = _stop_code(topic)
+                    return -1
+                if _hold_group(&r.held, topic) != 0:
+                    r.status = NO_MEMORY
+                    return -1
+                r.current = topic
+            staged = &r.staged[r.n_staged]
+            staged.group, staged.docno = r.current, row + starts[2]
+            staged.n, staged.score, staged.line = ends[2] - starts[2], score, r.lines_seen
+            r.n_staged += 1
+            if r.n_staged == STAGED and _flush_staged(r) != 0:
+                return -1
+        else:
+            if r.current < 0 or not _strings_equal(&r.topics, r.current, row + starts[0],
+                                                   ends[0] - starts[0]):
+                if _rank_current(r) != 0:
+                    return -1
+                topic = _strings_add_new(&r.topics, row + starts[0], ends[0] - starts[0])
+                if topic == -1:
+                    r.status, r.status_line = NOT_GROUPED, r.lines_seen
+                    return -1
+                if topic < 0:
+                    r.status = _stop_code(topic)
+                    return -1
+                r.current = topic
+                if _use_topic(r, _strings_find_after(&r.qrels.topics, r.judgments_topic,
+                                                     row + starts[0], ends[0] - starts[0])) != 0:
+                    return -1
+            if _push_bytes(&r.docnos, row + starts[2], ends[2] - starts[2]) != 0 \
+                    or _push_int64(&r.doc_starts, r.docnos.size) != 0 \
+                    or _push_double(&r.scores, score) != 0 \
+                    or _push_int64(&r.lines, r.lines_seen) != 0:
+                r.status = NO_MEMORY
+                return -1
+        r.n_lines_read += 1
+        tag_row, last_tag_start, last_tag_end = row, starts[5], ends[5]
+        if r.n_lines_read == 1:
+            if _push_bytes(&r.first_tag, row + starts[5], ends[5] - starts[5]) != 0:
+                r.status = NO_MEMORY
+                return -1
+        elif not r.tags_differ and not _same_bytes(&r.first_tag, row + starts[5],
+                                                   ends[5] - starts[5]):
+            r.tags_differ = True
+    if tag_row != NULL:
+        r.tag.size = 0
+        if _push_bytes(&r.tag, tag_row + last_tag_start, last_tag_end - last_tag_start) != 0:
+            r.status = NO_MEMORY
+            return -1
+    return _flush_staged(r)         # (the staged docnos point into this block)
+
+
+cdef inline int _flush_staged(RunState* r) noexcept nogil:
+    """Hold the lines staged (see _hold_staged), before the block they point into is
+    gone (at the end of a feed, also one that stopped: they were read without a
+    fault); -1 when out of memory."""
+    cdef int failed = _hold_staged(&r.held, r.staged, r.n_staged) if r.n_staged else 0
+    r.n_staged = 0
+    if failed:
+        r.status = NO_MEMORY
+        return -1
+    return 0
