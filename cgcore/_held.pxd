@@ -207,11 +207,15 @@ cdef enum:
 
 
 cdef struct Staged:            # a line parsed, to be held (its docno in the block fed)
-    Py_ssize_t group
-    const char* docno
+    Py_ssize_t group           # its run topic; -1: to be looked up (topic, tag), -2: the
+    const char* docno          # previous staged line's
     Py_ssize_t n
     double score
     int64_t line
+    const char* topic
+    Py_ssize_t topic_length
+    uint64_t tag               # the topic's _tag(_hash(...)) (its slot asked for ahead)
+    Py_ssize_t offset          # where the line starts in the block fed
 
 
 cdef extern from *:

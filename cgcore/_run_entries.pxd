@@ -7,14 +7,15 @@ from libc.stdint cimport int64_t, uint8_t
 from libc.string cimport memchr
 from libc.math cimport isnan
 
-from cgcore._buffers cimport _push_bytes, _push_double, _push_int64, _reserve, _same_bytes
+from cgcore._buffers cimport (_equal_bytes, _push_bytes, _push_double, _push_int64, _reserve,
+                              _same_bytes)
 from cgcore._columns cimport Column, _cell
 from cgcore._held cimport STAGED, Staged, _hold_group, _hold_staged
 from cgcore._rank_topic cimport (RunState, _index_entries, _join_judgments, _rank_current,
                                  _rank_entries, _reserve_entries, _set_entry, _use_topic)
 from cgcore._status cimport BAD_LINE, NO_MEMORY, NOT_GROUPED, _stop_code
-from cgcore._strings cimport (_strings_add, _strings_add_new, _strings_equal,
-                              _strings_find_after)
+from cgcore._strings cimport (_hash, _prefetch_slot, _strings_add_new, _strings_add_tagged,
+                              _strings_equal, _strings_find_after, _tag)
 from cgcore._text cimport (MAX_FIELDS, _next_line, _parse_number, _skipped_line,
                            _valid_utf8, cg_ascii_no_nul)
 
@@ -89,50 +90,43 @@ cdef inline int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexce
         n_fields = _next_line(text, position, size, starts, ends, &length)
         r.stop_offset = position        # (where the line starts, if it is bad)
         if length > r.max_line or (not ascii and not _valid_utf8(<const uint8_t*>row, length)):
-            r.status, r.status_line = BAD_LINE, r.lines_seen
-            return -1
+            return _stop_at(r, BAD_LINE)
         position += length + 1
         if n_fields < 0:
-            r.status, r.status_line = BAD_LINE, r.lines_seen
-            return -1
+            return _stop_at(r, BAD_LINE)
         if n_fields == 0 or row[starts[0]] == b'#':
             continue
         parsed = _parse_number(row + starts[4], ends[4] - starts[4], &score) \
             if n_fields >= 6 else 0
         if parsed < 0:
-            r.status, r.status_line = NO_MEMORY, r.lines_seen
-            return -1
+            return _stop_at(r, NO_MEMORY)
         if parsed > 0 and n_fields > 6:     # fields after a tag that is a number: the
             tag_number = _parse_number(row + starts[5], ends[5] - starts[5], &tag_value)
             if tag_number != 0:             # columns of a docno with a space, shifted
                 parsed = -1 if tag_number < 0 else 0
         if parsed < 0:
-            r.status, r.status_line = NO_MEMORY, r.lines_seen
-            return -1
+            return _stop_at(r, NO_MEMORY)
         if parsed == 0 or isnan(score):
-            r.status, r.status_line = BAD_LINE, r.lines_seen
-            return -1
+            return _stop_at(r, BAD_LINE)
         if r.float32:
             score = <double>(<float>score)
         if r.grouping:
-            if r.current < 0 or not _strings_equal(&r.topics, r.current, row + starts[0],
-                                                   ends[0] - starts[0]):
-                topic = _strings_add_new(&r.topics, row + starts[0], ends[0] - starts[0]) \
-                    if r.contiguous else _strings_add(&r.topics, row + starts[0],
-                                                      ends[0] - starts[0])
-                if topic == -1:                 # (contiguous) a topic came back
-                    r.status, r.status_line = NOT_GROUPED, r.lines_seen
-                    return -1
-                if topic < 0:
-                    r.status = _stop_code(topic)
-                    return -1
-                if _hold_group(&r.held, topic) != 0:
-                    r.status = NO_MEMORY
-                    return -1
-                r.current = topic
             staged = &r.staged[r.n_staged]
-            staged.group, staged.docno = r.current, row + starts[2]
-            staged.n, staged.score, staged.line = ends[2] - starts[2], score, r.lines_seen
+            staged.topic, staged.topic_length = row + starts[0], ends[0] - starts[0]
+            if r.n_staged == 0 and r.current >= 0 and _strings_equal(
+                    &r.topics, r.current, staged.topic, staged.topic_length):
+                staged.group = r.current
+            elif r.n_staged > 0 \
+                    and staged.topic_length == r.staged[r.n_staged - 1].topic_length \
+                    and _equal_bytes(staged.topic, r.staged[r.n_staged - 1].topic,
+                                     staged.topic_length):
+                staged.group = -2               # the previous line's topic
+            else:                               # looked up when flushed, its slot asked
+                staged.group = -1               # for now (see _flush_staged)
+                staged.tag = _tag(_hash(staged.topic, staged.topic_length, 0))
+                _prefetch_slot(&r.topics, staged.tag)
+            staged.docno, staged.n = row + starts[2], ends[2] - starts[2]
+            staged.score, staged.line, staged.offset = score, r.lines_seen, row - text
             r.n_staged += 1
             if r.n_staged == STAGED and _flush_staged(r) != 0:
                 return -1
@@ -176,12 +170,50 @@ cdef inline int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexce
 
 
 cdef inline int _flush_staged(RunState* r) noexcept nogil:
-    """Hold the lines staged (see _hold_staged), before the block they point into is
-    gone (at the end of a feed, also one that stopped: they were read without a
-    fault); -1 when out of memory."""
-    cdef int failed = _hold_staged(&r.held, r.staged, r.n_staged) if r.n_staged else 0
+    """Hold the lines staged, before the block they point into is gone (at the end of a
+    feed, and before a bad line is reported: the lines before it were read without a
+    fault): first their topics looked up (the slots asked for as they were staged: the
+    lookups of a run whose topics come in no order wait for the memory side by side,
+    not one after another), then the records held (see _hold_staged). A topic that
+    comes back in a ``contiguous`` ranker stops it with NOT_GROUPED at its line (the
+    lines before it held); -1 then or when out of memory."""
+    cdef Py_ssize_t i, n = r.n_staged
+    cdef int64_t topic
+    cdef Staged* staged
     r.n_staged = 0
-    if failed:
-        r.status = NO_MEMORY
-        return -1
+    for i in range(n):
+        staged = &r.staged[i]
+        if staged.group == -2:
+            staged.group = r.staged[i - 1].group
+            continue
+        if staged.group >= 0:
+            continue
+        topic = _strings_add_tagged(&r.topics, staged.topic, staged.topic_length,
+                                    staged.tag)
+        if r.contiguous and topic < r.held.n_groups and topic >= 0:
+            topic = -1                          # a topic came back after another
+        if topic < 0 or _hold_group(&r.held, topic) != 0:
+            if _hold_staged(&r.held, r.staged, i) != 0:
+                topic = -2
+            if topic == -1:
+                r.status, r.status_line = NOT_GROUPED, staged.line
+                r.stop_offset = staged.offset
+            else:
+                r.status = _stop_code(topic) if topic < 0 else NO_MEMORY
+            return -1
+        staged.group = topic
+    if n:
+        r.current = r.staged[n - 1].group
+        if _hold_staged(&r.held, r.staged, n) != 0:
+            r.status = NO_MEMORY
+            return -1
     return 0
+
+
+cdef inline int _stop_at(RunState* r, int status) noexcept nogil:
+    """Stop at the line being read with ``status``, unless one of the lines staged
+    before it stops the ranker first (see _flush_staged); -1."""
+    if r.n_staged and _flush_staged(r) != 0:
+        return -1
+    r.status, r.status_line = status, r.lines_seen
+    return -1

@@ -146,7 +146,13 @@ cdef inline int64_t _strings_find_after(Strings* s, int64_t previous, const char
 cdef inline int64_t _strings_add(Strings* s, const char* text, Py_ssize_t n) noexcept nogil:
     """The index of ``text``, interning it if new; -2 when out of memory, -3 past
     MAX_STRINGS (see _stop_code)."""
-    cdef uint64_t tag = _tag(_hash(text, n, 0))
+    return _strings_add_tagged(s, text, n, _tag(_hash(text, n, 0)))
+
+
+cdef inline int64_t _strings_add_tagged(Strings* s, const char* text, Py_ssize_t n,
+                                        uint64_t tag) noexcept nogil:
+    """_strings_add for ``text`` whose _tag(_hash(...)) is ``tag``, computed before
+    (and its slot fetched ahead, see _prefetch_slot)."""
     cdef Py_ssize_t slot
     cdef int64_t index = _strings_probe(s, text, n, tag, &slot)
     if index >= 0:
@@ -170,6 +176,23 @@ cdef inline int64_t _strings_add_new(Strings* s, const char* text, Py_ssize_t n)
     cdef Py_ssize_t before = _strings_count(s)
     cdef int64_t index = _strings_add(s, text, n)
     return -1 if 0 <= index < before else index
+
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__)
+    #define cg_prefetch_read(address) __builtin_prefetch(address)
+    #else
+    #define cg_prefetch_read(address) ((void)0)
+    #endif
+    """
+    void cg_prefetch_read(const void* address) noexcept nogil
+
+
+cdef inline void _prefetch_slot(Strings* s, uint64_t tag) noexcept nogil:
+    """Ask for the slot a lookup of ``tag`` starts at (see _strings_add_tagged), so that
+    it is in the cache when the lookup comes, some lines later."""
+    cg_prefetch_read(&s.slots[_first_slot(tag, s.n_slots)])
 
 
 cdef inline list _strings_list(Strings* s):
