@@ -34,8 +34,9 @@ g. ``unordered`` the files job (float64) on the same run lines in other orders: 
                blocks), with pytrec_eval on the shuffled file; the two files are made
                once in ``data/<size>/`` (``run-shuffled.txt``, ``run-sharded.txt``);
 h. ``stdin``   the files job (float64) with the run given by path, piped on standard
-               input (``cat run.txt | ...``, the run read as ``"-"``) and piped through
-               ``zcat`` from a gzip of it (``run.txt.gz``, made once in ``data/<size>/``).
+               input (``cat run.txt | ...``, the run read as ``"-"``), and a gzip of it
+               (``run.txt.gz``, made once in ``data/<size>/``) by path and piped through
+               ``zcat``.
 
 Every measurement is a separate ``python`` (or C) process; each is repeated ``--repeats``
 times, interleaved across tools, and the median is reported. "time" is measured inside the
@@ -135,6 +136,7 @@ JOB_TOOLS = {
                   ("pytrec_eval_shuffled", "pytrec_eval", "pytrec_eval-terrier, shuffled")],
     "stdin": [("cumgain_path", "cumgain", "cumgain, run by path"),
               ("cumgain_cat", "cumgain", "cumgain, cat run | ... -"),
+              ("cumgain_gzpath", "cumgain", "cumgain, run.gz by path"),
               ("cumgain_zcat", "cumgain", "cumgain, zcat run.gz | ... -")],
     "threads": [("threads2", "cumgain", "cumgain f32, 2 threads at once"),
                 ("sequential2", "cumgain", "cumgain f32, 2x sequentially"),
@@ -148,7 +150,8 @@ JOB_LABEL = {"files": "files->means", "dicts": "loaded dicts", "dense": "dense n
 # stdin what feeds it: None (by path), "cat" or "zcat" (of run.txt.gz)
 RUN_FILES = {"cumgain_sorted": "run.txt", "cumgain_shuffled": "run-shuffled.txt",
              "cumgain_sharded": "run-sharded.txt", "pytrec_eval_shuffled": "run-shuffled.txt",
-             "cumgain_path": "run.txt", "cumgain_cat": "run.txt", "cumgain_zcat": "run.txt.gz"}
+             "cumgain_path": "run.txt", "cumgain_cat": "run.txt", "cumgain_gzpath": "run.txt.gz",
+             "cumgain_zcat": "run.txt.gz"}
 FEEDERS = {"cumgain_cat": "cat", "cumgain_zcat": "zcat"}
 EXIT_UNAVAILABLE = 3
 # Children may cache bytecode as a normal installation does (some sandboxes set
@@ -638,12 +641,19 @@ def warm_file(path: Path) -> None:
 
 def make_run_variants(size: str) -> None:
     """The run file's lines in other orders, and gzipped, for the unordered and stdin
-    jobs (made once): shuffled (a fixed seed), as four shards concatenated (line i in
-    shard i mod 4), and run.txt.gz (level 1)."""
+    jobs (made once, in a child process: a child's peak RSS starts from its parent's,
+    which holding the run's lines here would raise for every measurement after)."""
     folder = DATA / size
     wanted = [folder / name for name in ("run-shuffled.txt", "run-sharded.txt", "run.txt.gz")]
     if all(path.exists() for path in wanted):
         return
+    subprocess.run([sys.executable, str(HERE / "run_peers.py"), "--make-variants", size,
+                    "--data", str(DATA)], check=True, cwd=str(HERE), env=CHILD_ENV)
+
+
+def _write_run_variants(folder: Path) -> None:
+    """make_run_variants' work: shuffled (a fixed seed), as four shards concatenated
+    (line i in shard i mod 4), and run.txt.gz (level 1)."""
     import gzip
     import numpy as np
     lines = (folder / "run.txt").read_bytes().split(b"\n")
@@ -936,9 +946,11 @@ def print_table(size: str, info: str, summaries: dict, failures: dict, jobs: lis
     if u and p:
         lines.append(f"shuffled run vs pytrec_eval on it: {p['seconds'] / u['seconds']:.1f}x "
                      f"(target >= 15x)")
-    base = summaries.get(("stdin", "cumgain_path"))
-    for tool, what in (("cumgain_cat", "cat | stdin"), ("cumgain_zcat", "zcat | stdin")):
-        u = summaries.get(("stdin", tool))
+    for tool, path_tool, what in (("cumgain_cat", "cumgain_path", "cat | stdin"),
+                                  ("cumgain_zcat", "cumgain_path", "zcat | stdin"),
+                                  ("cumgain_zcat", "cumgain_gzpath", "zcat | stdin, against "
+                                   "the gzip file by path")):
+        base, u = summaries.get(("stdin", path_tool)), summaries.get(("stdin", tool))
         if base and u:
             lines.append(f"run on stdin ({what}): {u['seconds'] / base['seconds']:.2f}x the time "
                          f"(target <= 2x), {u['rss_mb'] / base['rss_mb']:.2f}x the peak RSS "
@@ -977,8 +989,12 @@ def main(argv=None) -> None:
     parser.add_argument("--worker", nargs=3, metavar=("JOB", "TOOL", "SIZE"),
                         help=argparse.SUPPRESS)
     parser.add_argument("--dump", help=argparse.SUPPRESS)
+    parser.add_argument("--make-variants", metavar="SIZE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     use_measure_set(args.measure_set)
+    if args.make_variants:
+        _write_run_variants(Path(args.data) / args.make_variants)
+        return
 
     if args.worker:
         job, tool, size = args.worker

@@ -17,6 +17,7 @@ import queue
 import re
 import stat
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable, Iterator, Optional
@@ -133,46 +134,157 @@ def _next_buffer(buffers: list, turn: int, buffer: bytearray, cut: int,
 READ_AHEAD_ROTATE = 3       # the buffers read_ahead's blocks rotate through
 
 
-def read_ahead(blocks: Iterator[memoryview]) -> Iterator[memoryview]:
+class read_ahead:
     """The blocks of ``blocks`` (made with ``rotate=READ_AHEAD_ROTATE``), read by a
     helper thread one block ahead of the caller: reading a stream (a pipe's copy, a
     gzip stream's decompression, both without the GIL) overlaps the parsing of the
-    block before. An exception of the reading is raised here, in its turn."""
-    ready: queue.Queue = queue.Queue(maxsize=1)
-    end = object()
-    stopping = threading.Event()
+    block before. An exception of the reading is raised here, in its turn. Closed
+    early (a bad line), the helper ends after the block it reads; ``close(wait=True)``
+    waits for that (before the stream is read by someone else)."""
 
-    def reader() -> None:
+    _END = object()
+
+    def __init__(self, blocks: Iterator[memoryview]):
+        self.ready: queue.Queue = queue.Queue(maxsize=1)
+        self.stopping = threading.Event()
+        self.blocks = blocks
+        self.helper = threading.Thread(target=self._read, daemon=True)
+        self.helper.start()
+
+    def _read(self) -> None:
         try:
-            for block in blocks:
-                while not stopping.is_set():
+            for block in self.blocks:
+                while not self.stopping.is_set():
                     try:
-                        ready.put((block, None), timeout=0.1)
+                        self.ready.put((block, None), timeout=0.1)
                         break
                     except queue.Full:
                         continue
-                if stopping.is_set():
+                if self.stopping.is_set():
                     return
-            ready.put((end, None))
+            self.ready.put((self._END, None))
         except BaseException as error:  # noqa: BLE001 - raised again in the caller's thread
-            ready.put((end, error))
+            self.ready.put((self._END, error))
 
-    helper = threading.Thread(target=reader, daemon=True)
-    helper.start()
-    try:
-        while True:
-            block, error = ready.get()
-            if block is end:
-                helper.join()
-                if error is not None:
-                    try:
-                        raise error
-                    finally:            # (no cycle: error -> traceback -> this frame)
-                        error = None
+    def __iter__(self) -> Iterator[memoryview]:
+        return self
+
+    def __next__(self) -> memoryview:
+        if self.stopping.is_set():
+            raise StopIteration
+        block, error = self.ready.get()
+        if block is self._END:
+            self.stopping.set()
+            self.helper.join()
+            if error is not None:
+                try:
+                    raise error
+                finally:                # (no cycle: error -> traceback -> this frame)
+                    error = None
+            raise StopIteration
+        return block
+
+    def close(self, wait: bool = False) -> None:
+        self.stopping.set()
+        if wait:
+            while self.helper.is_alive():
+                try:                    # (a helper waiting to hand a block over)
+                    self.ready.get(timeout=0.05)
+                except queue.Empty:
+                    pass
+            self.helper.join()
+
+    def __del__(self) -> None:
+        self.stopping.set()
+
+
+class Spill:
+    """A copy of a stream that cannot be read again (a pipe), kept as it is read (see
+    Tee): in an anonymous temporary file (deleted by the system when closed: nothing
+    is left behind), or, from the first write that fails (no room, no temporary
+    folder), in memory. So that a run piped in is read as it streams, in bounded
+    memory, and, if a topic comes back, read again from its start: the copy, then the
+    rest of the stream (:meth:`then`)."""
+
+    def __init__(self):
+        self.memory: list = []
+        try:
+            self.file: Optional[BinaryIO] = tempfile.TemporaryFile(buffering=0)
+        except OSError:
+            self.file = None
+
+    def write(self, data) -> None:
+        if self.file is not None and not self.memory:
+            try:
+                self.file.write(data)
                 return
-            yield block
-    finally:        # stopped early (a bad line): the helper ends after the block it
-        stopping.set()      # reads (not waited for: a stream may hold it that long)
+            except OSError:
+                pass
+        self.memory.append(bytes(data))
+
+    def then(self, name: str, stream: BinaryIO) -> "Source":
+        """The stream read again from its start: this copy of what was read of it, then
+        the rest of it (named as the stream, to be read once)."""
+        parts = []
+        if self.file is not None:
+            self.file.seek(0)
+            parts.append(self.file)
+        if self.memory:
+            parts.append(io.BytesIO(b"".join(self.memory)))
+            self.memory = []
+        return Source(name, stream=_Joined(parts + [stream]))
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
+class Tee(io.RawIOBase):
+    """``stream`` read as it is, everything read also written to a Spill."""
+
+    def __init__(self, stream: BinaryIO, spill: Spill):
+        self.stream, self.spill = stream, spill
+        self._readinto = getattr(stream, "readinto", None)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self._readinto is not None:
+            count = self._readinto(buffer)
+        else:
+            data = self.stream.read(len(buffer))
+            count = len(data)
+            buffer[:count] = data
+        if count:
+            with memoryview(buffer) as view:
+                self.spill.write(view[:count])
+        return count or 0
+
+
+class _Joined(io.RawIOBase):
+    """Streams read one after the other, as one (read once)."""
+
+    def __init__(self, parts: list):
+        self.parts, self.at = parts, 0
+        self._readintos = [getattr(part, "readinto", None) for part in parts]
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while self.at < len(self.parts):
+            readinto = self._readintos[self.at]
+            if readinto is not None:
+                count = readinto(buffer)
+            else:
+                data = self.parts[self.at].read(len(buffer))
+                count = len(data)
+                buffer[:count] = data
+            if count:
+                return count
+            self.at += 1
+        return 0
 
 
 def stream_blocks(stream: BinaryIO, max_line: int = -1, rotate: int = 1, name: str = ""):
@@ -272,7 +384,7 @@ class Source:
     (else None); ``stream``: a binary stream (standard input, a file object); ``name``:
     how errors name it; ``plain``: a plain (not compressed) regular file by path, read
     in parts; ``rewind``: for a seekable stream, the offset to read it again from
-    (None: it cannot be read again, so a run of it is held by topic from the start)."""
+    (None: it cannot be read again; a run of it is copied as it is read, see Spill)."""
 
     name: str
     path: Optional[str] = None
@@ -280,19 +392,21 @@ class Source:
     plain: bool = False
     rewind: Optional[int] = None
 
-    def blocks(self, max_line: int):
+    def blocks(self, max_line: int, spill: Optional[Spill] = None) -> read_ahead:
         """The whole-line blocks of the input, from its start, read one block ahead by a
-        helper thread (see read_ahead)."""
-        yield from read_ahead(self._blocks(max_line))
+        helper thread (see read_ahead); what is read of a stream is also copied to
+        ``spill`` if given."""
+        return read_ahead(self._blocks(max_line, spill))
 
-    def _blocks(self, max_line: int):
+    def _blocks(self, max_line: int, spill: Optional[Spill]):
         if self.path is not None:
             with open(self.path, "rb") as raw:
                 yield from stream_blocks(raw, max_line, READ_AHEAD_ROTATE, self.name)
             return
         if self.rewind is not None:
             self.stream.seek(self.rewind)
-        yield from stream_blocks(self.stream, max_line, READ_AHEAD_ROTATE, self.name)
+        stream = self.stream if spill is None else Tee(self.stream, spill)
+        yield from stream_blocks(stream, max_line, READ_AHEAD_ROTATE, self.name)
 
     @property
     def again(self) -> bool:
@@ -688,9 +802,15 @@ def read_parts(make_parser, source: Source, threads: int, max_line: int, run: bo
     return parsers[0], None, 0
 
 
-def read_whole(parser, source: Source, max_line: int):
+def read_whole(parser, source: Source, max_line: int, spill: Optional[Spill] = None):
     """``parser`` fed the whole source in one thread: (parser, None, 0), or (None,
-    stop, 0)."""
-    with naming(source.name):
-        stop = feed_blocks(parser, source.blocks(max_line), max_line)
+    stop, 0). ``spill``: what is read of a stream is also copied there; after a stop,
+    the stream is no longer being read when this returns (so that the rest can be
+    copied too)."""
+    blocks = source.blocks(max_line, spill)
+    try:
+        with naming(source.name):
+            stop = feed_blocks(parser, blocks, max_line)
+    finally:
+        blocks.close(wait=spill is not None)
     return (parser, None, 0) if stop is None else (None, stop, 0)

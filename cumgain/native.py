@@ -44,7 +44,7 @@ import numpy as np
 
 from cgcore import _columns, _trec
 from cumgain import columns, trec_io
-from cumgain._native_blocks import (Source, Stop, auto_threads, available_cores,
+from cumgain._native_blocks import (Source, Spill, Stop, auto_threads, available_cores,
                                     check_threads, is_text_stream, parts_for, parts_in_turn,
                                     read_parts, read_whole, source_of, status_stop)
 from cumgain._native_errors import (TABLE_WORDS, _bad_row, _duplicate_error, _names_lines,
@@ -295,30 +295,38 @@ class _RunReader:
 
     def source(self, source: Source):
         """A finished ranker of a run file or stream: ranked as it streams while its
-        topics are contiguous (a plain file in parts), else held by topic (the input
-        read again; a stream that cannot be read again is held from the start)."""
+        topics are contiguous (a plain file in parts), else held by topic and read
+        again: a file or a seekable stream from its start, a stream that cannot be read
+        twice (a pipe) from the copy made of what was read of it (see Spill), then on."""
         max_line = trec_io.max_line_bytes()
-        grouping = not source.again
+        grouping = False
         parts = source.plain and self.threads > 1
-        with _reading(source.name, "run"):
-            while True:
-                if parts:
-                    ranker, stop, shift = read_parts(
-                        lambda: self.make_ranker(grouping), source, self.threads, max_line,
-                        run=True, grouping=grouping)
-                else:
-                    ranker, stop, shift = read_whole(self.make_ranker(grouping), source,
-                                                      max_line)
-                if stop is None and (grouping or not parts):
-                    status = ranker.finish(self.threads)
-                    if status != _trec.STATUS_OK:
-                        ranker, stop = None, status_stop(ranker, status)
-                if stop is None:
-                    break
-                if stop.kind == "not_grouped" and not grouping:
-                    grouping = True         # a topic came back: held by topic this time
-                    continue
-                self.failed(stop, source.name, shift, max_line)
+        spill = Spill() if not source.again else None
+        try:
+            with _reading(source.name, "run"):
+                while True:
+                    if parts:
+                        ranker, stop, shift = read_parts(
+                            lambda: self.make_ranker(grouping), source, self.threads,
+                            max_line, run=True, grouping=grouping)
+                    else:
+                        ranker, stop, shift = read_whole(self.make_ranker(grouping), source,
+                                                         max_line, None if grouping else spill)
+                    if stop is None and (grouping or not parts):
+                        status = ranker.finish(self.threads)
+                        if status != _trec.STATUS_OK:
+                            ranker, stop = None, status_stop(ranker, status)
+                    if stop is None:
+                        break
+                    if stop.kind == "not_grouped" and not grouping:
+                        grouping = True     # a topic came back: held by topic this time
+                        if spill is not None:   # (the copy of what was read, then the rest)
+                            source = spill.then(source.name, source.stream)
+                        continue
+                    self.failed(stop, source.name, shift, max_line)
+        finally:
+            if spill is not None:
+                spill.close()
         if ranker.n_lines == 0:
             self.checked_qrels()
             raise FormatError(source.name, 0, "no results (the file has no data lines)")

@@ -355,3 +355,68 @@ def test_text_streams_are_refused_with_what_to_give(tmp_path):
         cumgain.evaluate(tmp_path / "qrels.txt", io.StringIO("q1 Q0 a 1 1 t\n"), ["map"])
     with pytest.raises(InputError, match=r"a run must be a path, a binary stream"):
         cumgain.evaluate(tmp_path / "qrels.txt", 42, ["map"])
+
+
+class _Pipe(io.RawIOBase):
+    """A stream that cannot be read again, as a pipe."""
+
+    def __init__(self, data: bytes):
+        self.data = io.BytesIO(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def readinto(self, buffer) -> int:
+        return self.data.readinto(buffer)
+
+
+@pytest.mark.parametrize("room", ["a temporary file", "no temporary file", "a full disk"])
+@pytest.mark.parametrize("order", ["written", "shards"])
+def test_a_pipe_is_read_as_it_streams_and_again_from_its_copy(tmp_path, monkeypatch, room,
+                                                             order):
+    """A stream that cannot be read twice is ranked as it streams (its topics
+    contiguous: bounded memory) while a copy of what is read is kept: in an anonymous
+    temporary file (nothing left in the temporary folder), else in memory; a topic
+    that comes back makes it read again, the copy then the rest of the stream."""
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    if room == "no temporary file":
+        def refused(*args, **kwargs):
+            raise OSError(28, "No space left on device")
+        monkeypatch.setattr(tempfile, "TemporaryFile", refused)
+    elif room == "a full disk":
+        real = tempfile.TemporaryFile
+
+        class Full:
+            def __init__(self, *args, **kwargs):
+                self.file, self.written = real(*args, **kwargs), 0
+
+            def write(self, data):
+                if self.written > 2000:
+                    raise OSError(28, "No space left on device")
+                self.written += len(data)
+                return self.file.write(data)
+
+            def __getattr__(self, name):
+                return getattr(self.file, name)
+
+        monkeypatch.setattr(tempfile, "TemporaryFile", Full)
+        monkeypatch.setattr(_native_blocks, "BLOCK", 256)
+    rng = np.random.default_rng(3)
+    lines = [f"t{t} Q0 d{d} {d} {rng.integers(0, 9)} r" for t in range(20) for d in range(40)]
+    if order == "shards":
+        lines = [lines[i] for s in range(3) for i in range(s, len(lines), 3)]
+    data = lines_text(lines).encode()
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(lines_text(f"t{t} 0 d{d} 1" for t in range(20) for d in range(0, 40, 3)))
+    (tmp_path / "run.txt").write_bytes(data)
+    expected = cumgain.evaluate(qrels, tmp_path / "run.txt", MEASURES)
+    for make in (lambda: _Pipe(data), lambda: _Pipe(gzip.compress(data))):
+        got = cumgain.evaluate(qrels, make(), MEASURES)
+        for name in expected.values:
+            np.testing.assert_array_equal(got.values[name], expected.values[name])
+    assert list((tmp_path / "tmp").iterdir()) == []
