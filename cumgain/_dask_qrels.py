@@ -4,8 +4,8 @@ workers as a compact Arrow table that each prepares natively.
 Qrels that are a table (pandas, Arrow, Dask, Parquet read by pyarrow) are read by the
 native reader on the client; a TREC file too, its judgments made an Arrow table from the
 native table's buffers; anything the native reader does not take (a dict,
-``duplicates="first"``, ids Arrow cannot hold) by the reference reader
-(:func:`cumgain.trec_io.load_qrels`, which words any error).
+``duplicates="first"`` / ``"last"``, ids Arrow cannot hold) by
+:func:`cumgain.trec_io.load_qrels` (which words any error).
 """
 from __future__ import annotations
 
@@ -109,8 +109,8 @@ class _Judgments(stream.JudgedTopics):
 def _judged(qrels: Any, duplicates: DuplicatePolicy) -> _Judgments:
     """Qrels from a Dask or pandas DataFrame, Parquet, an Arrow table, a TREC file or a
     dict. A table the native reader takes is prepared as it is; anything else (a TREC
-    file, a dict, ``duplicates="first"``, a table the native reader refuses) is read by
-    the reference reader (:func:`cumgain.trec_io.load_qrels`, which words any error) and
+    file, a dict, ``duplicates="first"`` / ``"last"``, a table the native reader refuses)
+    is read by :func:`cumgain.trec_io.load_qrels` (which words any error) and
     its judgments made a table."""
     if isinstance(qrels, (str, os.PathLike)):
         manifest.check_dataset(qrels)

@@ -13,7 +13,8 @@ How it works
    when ``partitioned_by_topic=True``. Otherwise it is **shuffled** on ``query_id``
    (hash partitioning, dask's shuffle), with a :class:`ShuffleWarning` and
    ``result.shuffled`` set. The shuffle keeps each topic's rows in input order when
-   that order matters (``ties="input_order"`` or ``"random"``, ``duplicates="first"``).
+   that order matters (``ties="input_order"`` or ``"random"``, ``duplicates="first"``
+   or ``"last"``).
 2. **Evaluate each partition with the engine.** Every partition (a pandas frame) goes
    to :func:`cumgain.evaluate` as it is, in one thread: the native ranker reads its
    columns in place (:mod:`cumgain.columns`). The qrels are read once on the client
@@ -23,11 +24,11 @@ How it works
    :func:`cumgain.native.prepare_qrels_once`: checked once, on the client, and not
    indexed, as each topic is ranked once). Qrels that are a table (pandas, Arrow,
    Dask, Parquet) or a TREC file are read natively on the client too; a dict goes
-   through the reference reader first (:func:`cumgain.trec_io.load_qrels`, about
+   through :func:`cumgain.trec_io.load_qrels` first (about
    1 us per judgment; see :mod:`cumgain._dask_qrels`). A run dataset cumgain wrote
    partitioned by topic is read file by file by pyarrow straight into Arrow (no pandas
-   frame). Under ``duplicates="first"``, or with ids the native reader does not take,
-   partitions and qrels go as ``{topic: {doc: score}}`` dicts instead.
+   frame). Under ``duplicates="first"`` or ``"last"``, or with ids the native reader
+   does not take, partitions and qrels go as ``{topic: {doc: score}}`` dicts instead.
 3. **Combine exactly.** Every measure is a per-topic value and every ranking policy
    (``ties``, ``score_precision``, ``depth``, ``judged_only``, ``relevance_level``) looks
    only inside a topic, so the per-topic values are the single-machine ones, bit for
@@ -99,7 +100,7 @@ __all__ = ["AveragedVectors", "DaskEvaluation", "ShuffleWarning", "average_vecto
 
 RUN_COLUMNS = ("query_id", "doc_id", "score")
 EVALUATED = "__evaluated__"      # per-topic row: evaluated (True) or a run-only topic
-DROPPED = "__dropped__"          # per-topic row: duplicate rows dropped (duplicates="first")
+DROPPED = "__dropped__"          # per-topic row: duplicate rows dropped ("first", "last")
 INPUT_PARTITION = "__input_partition__"
 INPUT_ROW = "__input_row__"
 ORDER_SENSITIVE_TIES = ("input_order", "random")
@@ -253,7 +254,7 @@ def _inputs(qrels: Any, run: Any, partitioned_by_topic: Optional[bool], ties: Ti
     """``(frame, shuffled, judged, judged_task)``: the run partitioned by topic (see
     :func:`_partitioned_run`), the judgments (read here unless given), and a task that
     hands them to workers."""
-    keep_order = ties in ORDER_SENSITIVE_TIES or duplicates == "first"
+    keep_order = ties in ORDER_SENSITIVE_TIES or duplicates != "error"
     frame, shuffled = _partitioned_run(run, partitioned_by_topic, keep_order)
     if judged is None:
         judged = _judged(qrels, duplicates)
@@ -263,7 +264,7 @@ def _inputs(qrels: Any, run: Any, partitioned_by_topic: Optional[bool], ties: Ti
 def _prepared_task(judged: _Judgments, duplicates: DuplicatePolicy) -> Any:
     """The judgments as one task for the partitions' evaluations: the prepared table
     (see :class:`_Judgments`); or, where the native path does not take the run's policy
-    (``duplicates="first"``) or the qrels, the judgments evaluated as dicts."""
+    (``duplicates="first"`` or ``"last"``) or the qrels, the judgments evaluated as dicts."""
     if duplicates == "error" and judged.prepared is not None:
         return dask.delayed(judged.prepared, pure=False, traverse=False)
     return _dict_task(judged)
@@ -319,15 +320,21 @@ def _run_by_topic(frame: pd.DataFrame, duplicates: DuplicatePolicy) -> tuple:
         a, b = bounds[t], bounds[t + 1]
         documents = dict(zip(docs[a:b], scores[a:b]))
         if len(documents) != b - a:
+            rows = list(zip(docs[a:b], scores[a:b]))
+            if duplicates == "last":    # the last occurrence, in its place: the rows
+                rows.reverse()          # backwards, each docno's first kept
             documents = {}
-            for doc, score in zip(docs[a:b], scores[a:b]):
+            for doc, score in rows:
                 if doc in documents:
                     if duplicates == "error":
                         raise InputError(f"run: duplicate doc_id {doc!r} in query_id {topic!r} "
-                                         "(duplicates='first' keeps the first occurrence)")
+                                         "(duplicates='first' keeps the first occurrence, "
+                                         "'last' the last)")
                     dropped[topic] = dropped.get(topic, 0) + 1
                     continue
                 documents[doc] = score
+            if duplicates == "last":
+                documents = dict(reversed(documents.items()))
         run_by_topic[topic] = documents
     return run_by_topic, dropped
 
@@ -432,12 +439,13 @@ def _check_one_partition_per_topic(topics: pd.Index) -> None:
             "with divisions); pass partitioned_by_topic=False to shuffle it")
 
 
-def _warn_dropped(results: pd.DataFrame, stacklevel: int) -> None:
+def _warn_dropped(results: pd.DataFrame, duplicates: DuplicatePolicy,
+                  stacklevel: int) -> None:
     dropped = results[DROPPED]
     if dropped.sum():
         warnings.warn(
             f"run: dropped {int(dropped.sum())} duplicate (query_id, doc_id) row(s), keeping "
-            f"the first occurrence of each (e.g. in query_id {dropped[dropped > 0].index[0]!r})",
+            f"the {duplicates} occurrence of each (e.g. in query_id {dropped[dropped > 0].index[0]!r})",
             DuplicatesDroppedWarning, stacklevel=stacklevel + 1)
 
 
@@ -524,7 +532,7 @@ class DaskEvaluation:
             (results,) = _compute((self.partition_results,), progress,
                                   "cumgain.dask: evaluate", compute_options)
         _check_one_partition_per_topic(results.index)
-        _warn_dropped(results, stacklevel=2)
+        _warn_dropped(results, self.setup.duplicates, stacklevel=2)
         evaluated = results[results[EVALUATED]]
         text = any(m.kind == "text" for m in self.setup.measures)
         # the topics as lists first: iterating an Arrow-backed index costs 1.4 us a topic

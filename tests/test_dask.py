@@ -342,18 +342,30 @@ def test_duplicate_run_row_is_an_error_naming_topic_and_doc():
         lazy.compute(scheduler="sync")
 
 
-def test_duplicates_first_keeps_the_first_row_and_warns():
-    run = pd.concat([RUN, RUN.iloc[[5, 9]].assign(score=100.0)], ignore_index=True)
+@pytest.mark.parametrize("duplicates", ["first", "last"])
+@pytest.mark.parametrize("ties", ["docno_desc", "input_order"])
+def test_duplicates_first_or_last_keeps_that_row_and_warns(duplicates, ties):
+    # row 5 three times (its repeats scored high, then low), row 9 twice: "first" and
+    # "last" keep different scores, and under input order different places
+    run = pd.concat([RUN, RUN.iloc[[5, 9]].assign(score=100.0), RUN.iloc[[5]].assign(score=-1.0)],
+                    ignore_index=True)
+    measures = ["map", "ndcg_cut_10", "recip_rank"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", cgd.ShuffleWarning)
-        lazy = cgd.evaluate(QRELS, as_dask(run, 5), ["map", "ndcg_cut_10"],
-                            duplicates="first", warn=False)
-    with pytest.warns(DuplicatesDroppedWarning, match="dropped 2 duplicate"):
+        lazy = cgd.evaluate(QRELS, as_dask(run, 5), measures, duplicates=duplicates,
+                            ties=ties, warn=False)
+    with pytest.warns(DuplicatesDroppedWarning,
+                      match=f"dropped 3 duplicate .* keeping the {duplicates} occurrence"):
         result = lazy.compute(scheduler="sync")
     with pytest.warns(DuplicatesDroppedWarning):
-        reference = cumgain.evaluate(QRELS, run, ["map", "ndcg_cut_10"], duplicates="first",
+        reference = cumgain.evaluate(QRELS, run, measures, duplicates=duplicates, ties=ties,
                                      warn=False)
     assert_identical(result, reference)
+    with pytest.warns(DuplicatesDroppedWarning):
+        other = cumgain.evaluate(QRELS, run, measures, ties=ties, warn=False,
+                                 duplicates="last" if duplicates == "first" else "first")
+    assert any(not np.array_equal(result.values[name], other.values[name])
+               for name in result.values)         # the two policies differ on this run
 
 
 # ---------------------------------------------------------------- bad input
