@@ -6,6 +6,7 @@ values bit for bit, the same warnings, the same errors.
 """
 import gzip
 import io
+import json
 import math
 import subprocess
 import sys
@@ -287,9 +288,10 @@ def test_a_run_piped_on_standard_input(tmp_path, packed, order):
     script = ("import sys, json, cumgain; e = cumgain.evaluate(sys.argv[1], '-', "
               "['map', 'ndcg', 'P.5']); print(json.dumps({k: list(map(float, v)) for k, v in "
               "e.values.items()}))")
+    # (in tmp_path: from the source tree, "-c" would import its uncompiled cumgain)
     done = subprocess.run([sys.executable, "-c", script, str(qrels)], input=data,
-                          capture_output=True, check=True)
-    import json
+                          capture_output=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
     piped = json.loads(done.stdout)
     expected = cumgain.evaluate(qrels, path, ["map", "ndcg", "P.5"])
     assert piped == {k: list(map(float, v)) for k, v in expected.values.items()}
