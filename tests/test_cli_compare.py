@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -215,7 +216,7 @@ def test_runs_named_by_the_run_naming_rule(capsys, small, tmp_path):
     assert status == 0
     assert list(_csv(out)[0])[1:3] == ["X", "Y"]             # their run tags
     copy = tmp_path / "copy.run"                             # the same tag twice: file names
-    copy.write_text(open(small["X"]).read())
+    copy.write_text(Path(small["X"]).read_text())
     status, out, err = run_main(capsys, small["qrels"], small["X"], str(copy), "-m", "P@2",
                                 "-f", "csv")
     assert status == 0
@@ -226,7 +227,7 @@ def test_runs_named_by_the_run_naming_rule(capsys, small, tmp_path):
 
 def test_runs_covering_different_topics(capsys, small, tmp_path):
     partial = tmp_path / "partial.run"
-    partial.write_text("".join(line + "\n" for line in open(small["Y"]).read().splitlines()
+    partial.write_text("".join(line + "\n" for line in Path(small["Y"]).read_text().splitlines()
                                if not line.startswith("6 ")).replace(" Y\n", " W\n"))
     args = [small["qrels"], small["X"], str(partial), "-m", "P@2", "--test", "ttest"]
     status, out, err = run_main(capsys, *args)

@@ -73,6 +73,12 @@ def files(tmp_path_factory):
     return folder / "qrels", folder / "run"
 
 
+def _parsed(parse, path):
+    """pytrec_eval's parse_qrel / parse_run of a file, closed after."""
+    with open(path) as lines:
+        return parse(lines)
+
+
 @pytest.mark.parametrize("options", [{}, {"ties": "random", "seed": 3},
                                      {"score_precision": "float32", "depth": 100},
                                      {"ties": "average", "judged_only": True}],
@@ -84,8 +90,8 @@ def test_files_from_eight_threads(files, options):
 
 
 def test_dicts_through_the_pytrec_eval_drop_in_from_eight_threads(files):
-    qrels = compat.parse_qrel(open(files[0]))
-    run = compat.parse_run(open(files[1]))
+    qrels = _parsed(compat.parse_qrel, files[0])
+    run = _parsed(compat.parse_run, files[1])
     evaluator = compat.RelevanceEvaluator(qrels, {"map", "ndcg_cut.10", "P.5"})
     alone = evaluator.evaluate(run)
     for result in in_threads(lambda: evaluator.evaluate(run)):
