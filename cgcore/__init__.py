@@ -3,7 +3,7 @@
 C loops over typed memoryviews with the GIL released. The kernels know
 nothing of files or measure names; ``cumgain`` validates inputs and composes
 them. Every kernel has a pure-Python twin with the same signature in
-``cumgain.reference``, used as the test oracle.
+``cumgain.reference.kernels``, used as the test oracle.
 """
 import os as _os
 

@@ -6,7 +6,7 @@ batches), or those where ``mask[q, j]`` is true (padding), or all. Each row's va
 candidates are ranked by score descending; equal scores by the tie rule: the column
 order (``input_order``: candidate ``j`` before ``j + 1``), or ``random``, the file
 reader's random rule with candidate position i (among the row's valid ones) as the
-line position. The output is the CSR layout of ``cumgain.ranked.RankedBatch``: per row
+line position. The output is the CSR layout of ``cumgain.measures.ranked.RankedBatch``: per row
 the ranked levels cut at ``depth``, whether each is judged (level >= 0), the scores in
 rank order (for ``ties="average"``), and the row's judgments: every valid candidate's
 level in column order.

@@ -126,7 +126,7 @@ cdef struct RunState:
                                # RunRanker.write_rows_into): never grown nor freed here
     Bytes tag
     Bytes first_tag            # the first data line's tag, and whether a later line's
-    bint tags_differ           # differs from it (run names: cumgain.run_names)
+    bint tags_differ           # differs from it (run names: cumgain.io.run_names)
     bint keep_scores
     Py_ssize_t n_lines_read
     int64_t lines_seen

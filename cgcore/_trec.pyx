@@ -1,6 +1,6 @@
 """Native TREC reader: qrels and runs parsed in C, runs ranked and joined as they stream.
 
-The caller (``cumgain.native``) reads the input in blocks of whole lines (a plain file
+The caller (``cumgain.io.native.reader``) reads the input in blocks of whole lines (a plain file
 in parts by several threads, a gzip file, a stream) and feeds them here. No Python
 object is made per line:
 
@@ -23,7 +23,7 @@ Both also take plain ``{qid: {docno: value}}`` dicts (``add_dict``); a run dict'
 documents are ranked where they are, from the UTF-8 of the dict's own keys.
 
 The parsers validate everything the pure-Python reference reader
-(``cumgain.reference_reading``) validates: field counts, the number grammar, strict
+(``cumgain.reference.reading``) validates: field counts, the number grammar, strict
 UTF-8, NUL bytes, blank lines in qrels, lines longer than ``max_line_bytes``. They do
 not format messages: on a bad line they stop and report ``status``, the line and where
 it starts in the block (``stop_offset``), and the caller words the error from it. A

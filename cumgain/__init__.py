@@ -13,14 +13,22 @@ the diversity measures of ndeval (subtopic judgments from :func:`load_subtopics`
 :func:`rank` gives the ranked relevance levels behind it; :func:`prepare_qrels` reads
 judgments once for evaluating many runs against them.
 
-Submodules imported on demand: :mod:`cumgain.stats` and :mod:`cumgain.report`
-(significance tests, the paper's Table 2), :mod:`cumgain.curves` and
-:mod:`cumgain.plot` (averaged gain-by-rank curves, their readings, plots).
+Submodules imported on first use, as attributes (``cumgain.stats.compare`` works after
+``import cumgain``; ``dir(cumgain)`` lists them): :mod:`cumgain.stats` and
+:mod:`cumgain.report` (significance tests, the paper's Table 2), :mod:`cumgain.curves`
+and :mod:`cumgain.plot` (averaged gain-by-rank curves, their readings, plots),
+:mod:`cumgain.stream`, :mod:`cumgain.dask` and :mod:`cumgain.convert` (runs larger than
+memory), :mod:`cumgain.compat` (the drop-ins), :mod:`cumgain.trec_io` (the TREC
+readers), :mod:`cumgain.datasets` (the demo collection).
 """
-from cumgain.batch import Ragged
-from cumgain.columns import renamed
-from cumgain.dense import evaluate_dense
-from cumgain.evaluator import Evaluation, Ranking, TopicsWarning, evaluate, rank
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING
+from cumgain.common.batch import Ragged
+from cumgain.common.version import __version__ as __version__
+from cumgain.io.columns import renamed
+from cumgain.engine.dense import evaluate_dense
+from cumgain.engine.evaluator import Evaluation, Ranking, TopicsWarning, evaluate, rank
 from cumgain.exceptions import (
     CumgainError,
     FormatError,
@@ -29,10 +37,10 @@ from cumgain.exceptions import (
     OutOfMemoryError,
 )
 from cumgain.gains import GainMapping, gain_mapping, map_gains
-from cumgain.diversity import load_subtopics
-from cumgain.judgment_groups import load_judgment_groups
-from cumgain.native import prepare_qrels
-from cumgain.preferences import load_preferences
+from cumgain.engine.diversity import load_subtopics
+from cumgain.engine.judgment_groups import load_judgment_groups
+from cumgain.trec_io import prepare_qrels
+from cumgain.engine.preferences import load_preferences
 from cumgain.vectors import (
     avg_norm_vect,
     avg_pos,
@@ -50,7 +58,6 @@ from cumgain.vectors import (
     norm_vect,
 )
 
-__version__ = "0.1.0"
 
 __all__ = [
     "CumgainError",
@@ -88,3 +95,23 @@ __all__ = [
     "rank",
     "renamed",
 ]
+
+#: The public submodules, each imported on first access as an attribute (PEP 562), so
+#: that ``import cumgain`` stays fast and an optional extra is needed only when used.
+SUBMODULES = ("compat", "convert", "curves", "dask", "datasets", "exceptions", "gains",
+              "measures", "plot", "report", "stats", "stream", "trec_io", "types", "vectors")
+
+
+if TYPE_CHECKING:       # (what type checkers see of the attributes below)
+    from cumgain import (compat, convert, curves, dask, datasets, exceptions, gains,  # noqa: F401
+                         measures, plot, report, stats, stream, trec_io, types, vectors)
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in SUBMODULES:
+        return importlib.import_module(f"cumgain.{name}")
+    raise AttributeError(f"module 'cumgain' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(SUBMODULES))

@@ -27,23 +27,16 @@ from typing import Any, Optional
 
 import numpy as np
 
-from cumgain import manifest, stream
-from cumgain._optional import require
-from cumgain.atomic import atomic_dir
+from cumgain import stream
+
+from cumgain.scale import manifest
+from cumgain.scale.parquet import (DEFAULT_ROWS_PER_FILE, PARQUET_OPTIONS, STRINGS, dask_frame,
+                                    rows_by_file)
+from cumgain.common.optional import require
+from cumgain.io.atomic import atomic_dir
 from cumgain.exceptions import InputError
+from cumgain.trec_io import load_run
 from cumgain.types import DuplicatePolicy, PathLike
-
-DEFAULT_ROWS_PER_FILE = 1_000_000
-#: How cumgain writes Parquet (pyarrow's writer options). Compression LZ4 (Parquet's
-#: LZ4_RAW), which pyarrow decodes about twice as fast as Snappy (12 against 22 ms for a
-#: 625k-row run file) for 3% more bytes; every current Parquet reader (pyarrow, Polars,
-#: DuckDB, Spark >= 3.4) takes it. Dictionary encoding for the columns whose values
-#: repeat (query ids, scores, levels), not for the doc ids (mostly distinct: a dictionary
-#: fills up and the writer falls back to plain, and decoding both costs more): 10M rows
-#: decode in 0.16-0.18 s instead of 0.20-0.23 s, in 4% fewer bytes (benchmarks/README.md).
-PARQUET_OPTIONS = {"compression": "lz4", "use_dictionary": ["query_id", "score", "relevance"]}
-STRINGS = "string[pyarrow]"     # the ids' dtype, as Dask converts str columns to write them
-
 
 @dataclass(frozen=True)
 class Converted:
@@ -138,13 +131,6 @@ class _TopicSpill:
                           batch.column(1).to_numpy(zero_copy_only=False))
 
 
-def rows_by_file(folder: str) -> dict[str, int]:
-    """``{file name: rows}`` of the Parquet files in ``folder``, from their footers."""
-    pq = require("pyarrow.parquet", extra="dask", for_what="reading Parquet metadata")
-    return {name: pq.read_metadata(os.path.join(folder, name)).num_rows
-            for name in os.listdir(folder) if name.endswith(".parquet")}
-
-
 def convert_run(path: PathLike, out: PathLike, *,
                 partition_by_topic: bool = False, rows_per_file: int = DEFAULT_ROWS_PER_FILE,
                 duplicates: DuplicatePolicy = "error", overwrite: bool = False,
@@ -198,13 +184,11 @@ def _streamed(path: Any, folder: str, by_topic: bool, rows_per_file: int,
 def _whole(path: Any, folder: str, by_topic: bool, rows_per_file: int,
            duplicates: DuplicatePolicy) -> Converted:
     """The run loaded whole (its topics are not contiguous), written by Dask."""
-    from cumgain.dask import _dask_frame
-    from cumgain.trec_io import load_run
     for name in os.listdir(folder):         # what the streamed attempt wrote here
         if name.endswith(".parquet"):
             os.remove(os.path.join(folder, name))
     table = load_run(path, duplicates=duplicates)
-    frame = _dask_frame(table, "score", table.scores, by_topic, rows_per_file)
+    frame = dask_frame(table, "score", table.scores, by_topic, rows_per_file)
     frame.to_parquet(folder, write_index=by_topic, **PARQUET_OPTIONS,
                      compute_kwargs={"scheduler": "sync"})
     return Converted(frame.npartitions, int(table.offsets[-1]), len(table.topics),

@@ -18,7 +18,7 @@ by eye:
   normalised curve up to a rank (section 2.3).
 
 Curves come from :func:`compute` (qrels and runs as files, dicts or DataFrames),
-:func:`from_rankings` (runs already ranked by :func:`cumgain.evaluator.rank`) or
+:func:`from_rankings` (runs already ranked by :func:`cumgain.engine.evaluator.rank`) or
 :func:`from_gains` (gain lists, as in the vector API). The kernels are those of
 :mod:`cumgain.vectors`: exact and batched over topics.
 
@@ -41,12 +41,12 @@ from typing import Any, Mapping, Optional, Sequence, Union
 import numpy as np
 
 import cgcore
-from cumgain import _display as display
-from cumgain._optional import require
-from cumgain.batch import Ragged, as_batch
+from cumgain.common import display
+from cumgain.common.optional import require
+from cumgain.common.batch import Ragged, as_batch
 from cumgain.exceptions import InputError
 from cumgain.gains import GainSpec, gain_mapping
-from cumgain.limits import real_number, whole_number
+from cumgain.common.limits import real_number, whole_number
 from cumgain.types import (AveragingOrder, DuplicatePolicy, ScorePrecision, TieRule,
                            TopicPolicy)
 from cumgain.vectors import (
@@ -338,18 +338,18 @@ def rank_runs(qrels: Any, runs: Union[Mapping[str, Any], Sequence[Any]], *,
               topics: TopicPolicy = "both", ties: TieRule = "docno_desc", score_precision: ScorePrecision = "float64",
               seed: Optional[int] = None, duplicates: DuplicatePolicy = "error", warn: bool = True,
               depth: Optional[int] = None, intersect: bool = False) -> dict:
-    """Rank every run against ``qrels`` (:func:`cumgain.evaluator.rank`): ``{name: Ranking}``.
+    """Rank every run against ``qrels`` (:func:`cumgain.rank`): ``{name: Ranking}``.
 
     ``runs``: run name -> a TREC file path, ``{qid: {docid: score}}`` dict or DataFrame;
-    or a list of run files, named by :func:`cumgain.run_names.run_names` (the run tag
+    or a list of run files, named by :func:`cumgain.io.run_names.run_names` (the run tag
     where all its lines agree, else the file name, made unique). Policies as in
     :func:`cumgain.evaluate`. Every run must end up with the same evaluated topics (else
     :class:`~cumgain.InputError`; ``topics="qrels"`` always gives every run the qrels'
     topics); with ``intersect=True`` each keeps the topics all runs have.
     """
-    from cumgain.evaluator import rank
-    from cumgain.native import prepare_qrels
-    from cumgain.run_names import run_names
+    from cumgain.engine.evaluator import rank
+    from cumgain.trec_io import prepare_qrels
+    from cumgain.io.run_names import run_names
 
     if isinstance(runs, (str, bytes)) or not isinstance(runs, (Mapping, Sequence)):
         raise InputError(f"runs must map run names to runs, or list run files, got "

@@ -17,15 +17,15 @@ How it works
    or ``"last"``).
 2. **Evaluate each partition with the engine.** Every partition (a pandas frame) goes
    to :func:`cumgain.evaluate` as it is, in one thread: the native ranker reads its
-   columns in place (:mod:`cumgain.columns`). The qrels are read once on the client
+   columns in place (:mod:`cumgain.io.columns`). The qrels are read once on the client
    (they are small next to a run) and shipped to each worker once, as an Arrow table
    (topic ids dictionary-encoded) that the worker prepares natively when it receives it
-   (:class:`cumgain.native.PreparedQrelsTable`, from
-   :func:`cumgain.native.prepare_qrels_once`: checked once, on the client, and not
+   (:class:`cumgain.io.native.reader.PreparedQrelsTable`, from
+   :func:`cumgain.io.native.reader.prepare_qrels_once`: checked once, on the client, and not
    indexed, as each topic is ranked once). Qrels that are a table (pandas, Arrow,
    Dask, Parquet) or a TREC file are read natively on the client too; a dict goes
    through :func:`cumgain.trec_io.load_qrels` first (about
-   1 us per judgment; see :mod:`cumgain._dask_qrels`). A run dataset cumgain wrote
+   1 us per judgment; see :mod:`cumgain.scale.dask_judgments`). A run dataset cumgain wrote
    partitioned by topic is read file by file by pyarrow straight into Arrow (no pandas
    frame). Under ``duplicates="first"`` or ``"last"``, or with ids the native reader
    does not take, partitions and qrels go as ``{topic: {doc: score}}`` dicts instead.
@@ -49,7 +49,7 @@ Stability of Numerical Algorithms*, 2nd ed., eq. 4.4); in practice a few ulps.
 
 Progress: ``progress=True`` (or ``"auto"``, on a terminal only) of :func:`evaluate`,
 :meth:`DaskEvaluation.compute` and :func:`average_vectors` shows a bar on stderr
-(:func:`cumgain.progress.progress_bar`). On dask's local schedulers (threads, processes,
+(:func:`cumgain.common.progress.progress_bar`). On dask's local schedulers (threads, processes,
 sync) it counts the graph's tasks as they finish (a :class:`dask.callbacks.Callback`); on
 a distributed client it counts the partitions' results as they finish (the collection is
 persisted, its futures followed, then gathered as ``dask.compute`` would). The results
@@ -62,21 +62,30 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
 
 import numpy as np
 
-from cumgain import Evaluation, columns, manifest, stream
-from cumgain._optional import require
-from cumgain.atomic import atomic_dir
-from cumgain.convert import DEFAULT_ROWS_PER_FILE, PARQUET_OPTIONS, rows_by_file
+from cumgain.common.optional import require
+from cumgain.common.progress import ProgressOption, check_progress, shown
+from cumgain.engine.evaluator import evaluate as evaluate_in_memory
+from cumgain.engine.results import Evaluation
 from cumgain.exceptions import InputError
-from cumgain.evaluator import evaluate as evaluate_in_memory
+from cumgain.io import columns
+from cumgain.io.atomic import atomic_dir
+from cumgain.io.native.reader import PreparedQrelsTable
 from cumgain.measures import Measure
-from cumgain._dask_qrels import _is_parquet, _judged, _Judgments, _natural_key
-from cumgain.native import PreparedQrelsTable
-from cumgain.progress import ProgressOption, check_progress, progress_bar, shown
+from cumgain import stream
+from cumgain.scale import manifest
+from cumgain.scale.dask_judgments import _judged, _natural_key
+from cumgain.scale.dask_partitions import (DROPPED, EVALUATED, RUN_COLUMNS, ShuffleWarning,
+                                           _check_one_partition_per_topic, _compute,
+                                           _distributed_client, _in_input_order, _inputs,
+                                           _prepared_task, _run_by_topic, _show_progress,
+                                           read_run)
+from cumgain.scale.dask_vectors import AveragedVectors, average_vectors
+from cumgain.scale.parquet import DEFAULT_ROWS_PER_FILE, PARQUET_OPTIONS, dask_frame, rows_by_file
 from cumgain.trec_io import DuplicatesDroppedWarning, Qrels, Run
 from cumgain.types import (
     DuplicatePolicy,
@@ -98,60 +107,7 @@ else:
 __all__ = ["AveragedVectors", "DaskEvaluation", "ShuffleWarning", "average_vectors",
            "evaluate", "read_run", "write_parquet"]
 
-RUN_COLUMNS = ("query_id", "doc_id", "score")
-EVALUATED = "__evaluated__"      # per-topic row: evaluated (True) or a run-only topic
-DROPPED = "__dropped__"          # per-topic row: duplicate rows dropped ("first", "last")
-INPUT_PARTITION = "__input_partition__"
-INPUT_ROW = "__input_row__"
-ORDER_SENSITIVE_TIES = ("input_order", "random")
-
-
-class ShuffleWarning(UserWarning):
-    """The run was not known to be partitioned by topic and is shuffled on query_id."""
-
-
-# ---------------------------------------------------------------- inputs
-
-def read_run(path: PathLike) -> dd.DataFrame:
-    """A Parquet run (file, folder or glob) as a Dask DataFrame, with divisions read
-    from the files' statistics (so a topic-partitioned layout is recognised).
-
-    A dataset cumgain wrote must match its manifest, and an unfinished one is refused
-    (:func:`cumgain.manifest.check_dataset`); other Parquet is read as it is."""
-    manifest.check_dataset(path)
-    if not _is_parquet(path):
-        raise InputError(
-            f"{os.fsdecode(os.fspath(path))} is not Parquet; cumgain.dask reads Parquet "
-            "runs: convert a TREC run with 'cumgain convert RUN OUT.parquet "
-            "--partition-by-topic', or stream it with cumgain.stream.evaluate_stream")
-    return dd.read_parquet(os.fsdecode(os.fspath(path)), calculate_divisions=True)
-
-
-def _as_run(run: Any) -> tuple:
-    """``(frame, partitioned)``: the run as a Dask DataFrame with a query_id column,
-    and whether a query_id index with known divisions says it is partitioned by topic."""
-    if isinstance(run, (str, os.PathLike)):
-        run = read_run(run)
-    if isinstance(run, pd.DataFrame):
-        raise InputError("the run is a pandas DataFrame: evaluate it with cumgain.evaluate, "
-                         "or make it a Dask DataFrame (dask.dataframe.from_pandas)")
-    if not isinstance(run, dd.DataFrame):
-        raise InputError("the run must be a Dask DataFrame or a path to Parquet files, "
-                         f"got {type(run).__name__}")
-    indexed = run.index.name == "query_id"
-    partitioned = indexed and run.known_divisions
-    if indexed and "query_id" not in run.columns:
-        run = run.reset_index()
-    missing = [column for column in RUN_COLUMNS if column not in run.columns]
-    if missing:
-        raise InputError(f"run: missing column(s) {missing}; need {list(RUN_COLUMNS)}, "
-                         f"found {list(run.columns)}")
-    dtype = run.dtypes["score"]
-    if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype) \
-            or pd.api.types.is_complex_dtype(dtype):
-        raise InputError(f"run: column 'score' must have a real numeric dtype, got {dtype}")
-    return run[list(RUN_COLUMNS)], partitioned
-
+# ---------------------------------------------------------------- writing
 
 def write_parquet(table: Union[Run, Qrels], path: PathLike, *,
                   partition_by_topic: bool = False, rows_per_file: int = DEFAULT_ROWS_PER_FILE,
@@ -170,7 +126,7 @@ def write_parquet(table: Union[Run, Qrels], path: PathLike, *,
       large topic is larger). The files' min/max statistics give Dask the divisions, so
       :func:`read_run` / :func:`evaluate` use the layout without a shuffle.
 
-    The folder is complete or absent (:mod:`cumgain.manifest`): it is written as a
+    The folder is complete or absent (:mod:`cumgain.scale.manifest`): it is written as a
     temporary sibling marked unfinished, gets the manifest ``_cumgain_manifest.json``
     last, and is renamed to ``path`` only then. An existing ``path`` is refused unless
     ``overwrite=True``, and even then replaced only if it is a dataset cumgain wrote
@@ -190,7 +146,7 @@ def write_parquet(table: Union[Run, Qrels], path: PathLike, *,
     with atomic_dir(os.fsdecode(os.fspath(path)), overwrite=overwrite,
                     replaceable=manifest.check_replaceable, protect=protect) as folder:
         manifest.start(folder)
-        frame = _dask_frame(table, value_name, values, partition_by_topic, rows_per_file)
+        frame = dask_frame(table, value_name, values, partition_by_topic, rows_per_file)
         # In this process, one file at a time: an error stops every writer before
         # the folder is removed (dask's threads would go on writing into it).
         frame.to_parquet(folder, write_index=partition_by_topic,
@@ -201,143 +157,7 @@ def write_parquet(table: Union[Run, Qrels], path: PathLike, *,
     return frame.npartitions
 
 
-def _dask_frame(table: Union[Run, Qrels], value_name: str, values: np.ndarray,
-                partition_by_topic: bool, rows_per_file: int) -> dd.DataFrame:
-    """The table as a Dask DataFrame in the layout :func:`write_parquet` describes."""
-    counts = np.diff(table.offsets)
-    rows = np.arange(len(values))
-    topics = np.array(table.topics, dtype=object)
-    if partition_by_topic:
-        order = np.array(sorted(range(len(topics)), key=table.topics.__getitem__), dtype=np.int64)
-        starts, counts = table.offsets[:-1][order], counts[order]
-        first = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)])[:-1], counts)
-        rows = first + np.arange(counts.sum(), dtype=np.int64)
-        topics = topics[order]
-    frame = pd.DataFrame({"query_id": pd.array(np.repeat(topics, counts).tolist(), dtype=str),
-                          "doc_id": pd.array(table.docnos[rows].tolist(), dtype=str),
-                          value_name: values[rows]})
-    if partition_by_topic:
-        return dd.from_pandas(frame.set_index("query_id"), chunksize=rows_per_file)
-    return dd.from_pandas(frame, chunksize=rows_per_file, sort=False)
-
-
 # ---------------------------------------------------------------- partitions
-
-def _normalise_run(frame: pd.DataFrame, keep_order: bool,
-                   partition_info: Optional[dict] = None) -> pd.DataFrame:
-    """Ids as str (as the evaluator reads them), scores as float64, nothing missing;
-    with ``keep_order``, each row's input partition and position."""
-    number = partition_info["number"] if partition_info else 0
-    ids = {}
-    for name in ("query_id", "doc_id"):
-        series = frame[name].reset_index(drop=True)
-        missing = series.isna().to_numpy()
-        if missing.any():
-            raise InputError(f"run partition {number}: {name} is missing at row "
-                             f"{int(np.argmax(missing))} (0-based position in the partition)")
-        ids[name] = series if isinstance(series.dtype, pd.StringDtype) else series.astype(str)
-    scores = frame["score"].to_numpy(dtype=np.float64, na_value=np.nan)
-    if np.isnan(scores).any():
-        row = int(np.argmax(np.isnan(scores)))
-        raise InputError(f"run partition {number}, row {row} (query_id "
-                         f"{ids['query_id'].iloc[row]!r}, doc_id {ids['doc_id'].iloc[row]!r}): "
-                         "score is NaN or missing")
-    columns = {"query_id": ids["query_id"], "doc_id": ids["doc_id"], "score": scores}
-    if keep_order:
-        columns[INPUT_PARTITION] = np.full(len(frame), number, dtype=np.int64)
-        columns[INPUT_ROW] = np.arange(len(frame), dtype=np.int64)
-    return pd.DataFrame(columns)
-
-
-def _inputs(qrels: Any, run: Any, partitioned_by_topic: Optional[bool], ties: TieRule,
-            duplicates: DuplicatePolicy, judged: Optional[_Judgments] = None) -> tuple:
-    """``(frame, shuffled, judged, judged_task)``: the run partitioned by topic (see
-    :func:`_partitioned_run`), the judgments (read here unless given), and a task that
-    hands them to workers."""
-    keep_order = ties in ORDER_SENSITIVE_TIES or duplicates != "error"
-    frame, shuffled = _partitioned_run(run, partitioned_by_topic, keep_order)
-    if judged is None:
-        judged = _judged(qrels, duplicates)
-    return frame, shuffled, judged, dask.delayed(judged, pure=False, traverse=False)
-
-
-def _prepared_task(judged: _Judgments, duplicates: DuplicatePolicy) -> Any:
-    """The judgments as one task for the partitions' evaluations: the prepared table
-    (see :class:`_Judgments`); or, where the native path does not take the run's policy
-    (``duplicates="first"`` or ``"last"``) or the qrels, the judgments evaluated as dicts."""
-    if duplicates == "error" and judged.prepared is not None:
-        return dask.delayed(judged.prepared, pure=False, traverse=False)
-    return _dict_task(judged)
-
-
-def _dict_task(judged: _Judgments) -> Any:
-    """The judgments for the dict paths, as one task: ``by_topic`` (the table travels
-    once, in it, and each worker builds the dicts of the topics it is asked for)."""
-    return dask.delayed(replace(judged, prepared=None), pure=False, traverse=False)
-
-
-def _partitioned_run(run: Any, partitioned_by_topic: Optional[bool], keep_order: bool) -> tuple:
-    """``(frame, shuffled)``: the normalised run with each topic in one partition."""
-    frame, partitioned = _as_run(run)
-    if partitioned_by_topic is not None:
-        partitioned = bool(partitioned_by_topic)
-    keep_order = keep_order and not partitioned
-    meta = _normalise_run(frame._meta, keep_order)
-    frame = frame.map_partitions(_normalise_run, keep_order, meta=meta)
-    if partitioned:
-        return frame, False
-    if partitioned_by_topic is None:      # the caller did not ask for the shuffle: say so
-        warnings.warn(
-            "the run is not known to be partitioned by topic, so it is shuffled on query_id "
-            "(write it with 'cumgain convert --partition-by-topic', or pass "
-            "partitioned_by_topic=True if each topic is already in one partition)",
-            ShuffleWarning, stacklevel=3)
-    return frame.shuffle("query_id", ignore_index=True), True
-
-
-def _in_input_order(frame: pd.DataFrame) -> pd.DataFrame:
-    """The partition's rows in input order, where the shuffle noted it (the native
-    ranker keeps each topic's rows in the order given)."""
-    if INPUT_ROW not in frame.columns:
-        return frame
-    return frame.iloc[np.lexsort((frame[INPUT_ROW].to_numpy(),
-                                  frame[INPUT_PARTITION].to_numpy()))]
-
-
-def _run_by_topic(frame: pd.DataFrame, duplicates: DuplicatePolicy) -> tuple:
-    """``({topic: {doc: score}}, {topic: rows dropped})`` of one partition, each
-    topic's documents in input order, under the duplicates policy."""
-    if INPUT_ROW in frame.columns:
-        order = np.lexsort((frame[INPUT_ROW].to_numpy(), frame[INPUT_PARTITION].to_numpy()))
-        frame = frame.iloc[order]
-    codes, topics = pd.factorize(frame["query_id"].to_numpy(dtype=object))
-    order = np.argsort(codes, kind="stable")
-    bounds = np.searchsorted(codes[order], np.arange(len(topics) + 1)).tolist()
-    docs = frame["doc_id"].to_numpy(dtype=object)[order].tolist()
-    scores = frame["score"].to_numpy(dtype=np.float64)[order].tolist()
-    run_by_topic, dropped = {}, {}
-    for t, topic in enumerate(topics.tolist()):
-        a, b = bounds[t], bounds[t + 1]
-        documents = dict(zip(docs[a:b], scores[a:b]))
-        if len(documents) != b - a:
-            rows = list(zip(docs[a:b], scores[a:b]))
-            if duplicates == "last":    # the last occurrence, in its place: the rows
-                rows.reverse()          # backwards, each docno's first kept
-            documents = {}
-            for doc, score in rows:
-                if doc in documents:
-                    if duplicates == "error":
-                        raise InputError(f"run: duplicate doc_id {doc!r} in query_id {topic!r} "
-                                         "(duplicates='first' keeps the first occurrence, "
-                                         "'last' the last)")
-                    dropped[topic] = dropped.get(topic, 0) + 1
-                    continue
-                documents[doc] = score
-            if duplicates == "last":
-                documents = dict(reversed(documents.items()))
-        run_by_topic[topic] = documents
-    return run_by_topic, dropped
-
 
 def _results_frame(topics: list, values: np.ndarray, evaluated: np.ndarray,
                    dropped: np.ndarray, measures: tuple) -> pd.DataFrame:
@@ -372,7 +192,7 @@ def _evaluate_columns(frame: Any, judged: PreparedQrelsTable,
     """_evaluate_partition for prepared judgments: the partition's rows (in input
     order when the shuffle noted it) evaluated by the columnar path, in the one thread
     Dask gives the task (``threads_per_worker`` sets a worker's parallelism).
-    ``frame``: a pandas frame, or a table :mod:`cumgain.columns` reads."""
+    ``frame``: a pandas frame, or a table :mod:`cumgain.io.columns` reads."""
     if isinstance(frame, pd.DataFrame):
         frame = _in_input_order(frame)[list(RUN_COLUMNS)]
     result = evaluate_in_memory(judged, frame,
@@ -428,15 +248,6 @@ def _file_tasks(files: Iterable[str], judgments: Any, setup: stream.EvaluationSe
     setup_task = dask.delayed(setup, pure=False, traverse=False)
     return tuple(dask.delayed(_evaluate_file, pure=True)(path, judgments, setup_task)
                  for path in files)
-
-
-def _check_one_partition_per_topic(topics: pd.Index) -> None:
-    repeated = topics[topics.duplicated()]
-    if len(repeated):
-        raise InputError(
-            f"query_id {repeated[0]!r} has rows in several partitions of the run, which was "
-            "taken as partitioned by topic (partitioned_by_topic=True, or a query_id index "
-            "with divisions); pass partitioned_by_topic=False to shuffle it")
 
 
 def _warn_dropped(results: pd.DataFrame, duplicates: DuplicatePolicy,
@@ -617,69 +428,3 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[Union[str, Meas
     return DaskEvaluation(setup=setup, shuffled=shuffled, partition_results=results,
                           judged=judged, judged_task=judged_task, progress=progress,
                           partition_files=tuple(files))
-
-
-_Callback = require("dask.callbacks", extra="dask", for_what="cumgain.dask").Callback
-
-
-class _TaskBar(_Callback):
-    """A progress bar counting the tasks of a local scheduler as they finish."""
-
-    def __init__(self, description: str, progress: ProgressOption):
-        super().__init__()
-        self.description, self.progress, self.bar = description, progress, None
-
-    def _start_state(self, dsk: Any, state: dict) -> None:
-        if self.bar is None:            # the outermost computation only
-            total = sum(len(state[name]) for name in ("ready", "waiting", "running",
-                                                      "finished"))
-            self.bar = progress_bar(total, self.description, self.progress)
-
-    def _posttask(self, key: Any, result: Any, dsk: Any, state: dict, worker_id: Any) -> None:
-        self.bar.update()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
-def _distributed_client(collections: tuple, compute_options: dict) -> Any:
-    """The distributed Client ``dask.compute`` would use, or None for a local scheduler."""
-    get = dask.base.get_scheduler(scheduler=compute_options.get("scheduler"),
-                                  collections=list(collections))
-    client = getattr(get, "__self__", None)
-    return client if type(client).__name__ == "Client" and hasattr(client, "persist") \
-        else None
-
-
-def _compute(collections: tuple, progress: ProgressOption, description: str,
-             compute_options: dict) -> tuple:
-    """``dask.compute(*collections, **compute_options)``, with a progress bar when
-    :func:`cumgain.progress.shown` says so (see the module docstring)."""
-    if not shown(progress):
-        return dask.compute(*collections, **compute_options)
-    client = _distributed_client(collections, compute_options)
-    if client is None:
-        bar = _TaskBar(description, progress)
-        try:
-            with bar:
-                return dask.compute(*collections, **compute_options)
-        finally:
-            bar.close()
-    distributed = require("distributed", extra="dask", for_what="progress on a Dask cluster")
-    persisted = client.persist(list(collections))
-    _show_progress(distributed.futures_of(persisted), description, progress)
-    return dask.compute(*persisted, **compute_options)
-
-
-def _show_progress(futures: list, description: str, progress: ProgressOption) -> None:
-    """A progress bar counting a distributed cluster's ``futures`` as they finish."""
-    distributed = require("distributed", extra="dask", for_what="progress on a Dask cluster")
-    with progress_bar(len(futures), description, progress) as bar:
-        for _ in distributed.as_completed(futures):
-            bar.update()
-
-
-# the averaged vectors, a reduction over the same partitions (imported last: it takes
-# the partitions and the computing from this module)
-from cumgain._dask_vectors import AveragedVectors, average_vectors  # noqa: E402

@@ -35,7 +35,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from cumgain.atomic import atomic_open, refuse_existing
+from cumgain.io.atomic import atomic_open, refuse_existing
 from cumgain.exceptions import naming
 from cumgain.types import PathLike
 
@@ -109,7 +109,7 @@ class Collection:
         """Write ``qrels.txt`` and ``<run>.run`` (TREC formats) into ``directory``;
         return ``{"qrels": path, run: path, ...}``.
 
-        Each file is written atomically (:mod:`cumgain.atomic`); if one of them exists
+        Each file is written atomically (:mod:`cumgain.io.atomic`); if one of them exists
         and ``overwrite`` is false, nothing is written (:class:`InputError`)."""
         paths = self.trec_paths(directory)
         for path in paths.values():

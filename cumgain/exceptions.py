@@ -62,7 +62,7 @@ def naming(path: Any) -> Iterator[None]:
 
 class MissingDependencyError(CumgainError, ModuleNotFoundError):
     """An optional dependency is not installed (or cannot be imported); the message says
-    what needs it and which extra installs it (:func:`cumgain._optional.require`).
+    what needs it and which extra installs it (:func:`cumgain.common.optional.require`).
     ``name``: the module; ``extra``: the cumgain extra (``plot``, ``pandas``, ``dask``)."""
 
     def __init__(self, message: str, *, name: str | None = None, extra: str | None = None):

@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Union
 
 import numpy as np
 
-from cumgain.batch import Ragged, as_batch
+from cumgain.common.batch import Ragged, as_batch
 from cumgain.exceptions import InputError
 
 GainSpec = Union[str, Mapping[float, float], Callable[[float], float], "GainMapping"]
@@ -141,7 +141,7 @@ def gain_mapping(spec: GainSpec = "identity") -> GainMapping:
 
 def map_gains(levels: Any, mapping: GainSpec = "identity") -> Any:
     """Map relevance levels to gains; a single list gives a 1-D array, a batch a
-    :class:`~cumgain.batch.Ragged` (or a 2-D array for 2-D input).
+    :class:`~cumgain.common.batch.Ragged` (or a 2-D array for 2-D input).
 
     >>> map_gains([3, 2, 0, 1], "0-1-10-100")
     array([100.,  10.,   0.,   1.])

@@ -21,7 +21,7 @@ when a figure is drawn; the figures use matplotlib's object API (a
 they are safe in scripts, servers and threads. The output format follows the file
 extension: ``.png``, ``.svg`` or ``.pdf``. A PNG is ``size`` x ``dpi`` pixels
 (6.4 x 4.8 inches at 100 dpi: 640 x 480). A file is written atomically (complete or
-not at all, :mod:`cumgain.atomic`), and an existing file is refused unless
+not at all, :mod:`cumgain.io.atomic`), and an existing file is refused unless
 ``overwrite=True``.
 """
 from __future__ import annotations
@@ -31,11 +31,11 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from cumgain._optional import require
-from cumgain.atomic import atomic_path, refuse_existing
+from cumgain.common.optional import require
+from cumgain.io.atomic import atomic_path, refuse_existing
 from cumgain.curves import IDEAL, MEASURES, Curves, stopping_rank
 from cumgain.exceptions import InputError, naming
-from cumgain.limits import whole_number
+from cumgain.common.limits import whole_number
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 FIGURE_SIZE = (6.4, 4.8)        # inches, one measure

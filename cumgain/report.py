@@ -33,8 +33,8 @@ import textwrap
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
-from cumgain import _display as display
-from cumgain._optional import require
+from cumgain.common import display
+from cumgain.common.optional import require
 from cumgain.exceptions import InputError
 from cumgain.stats import SINGLE_STEP, Comparison
 

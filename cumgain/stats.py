@@ -48,9 +48,9 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence, get_args
 
 import numpy as np
-from cumgain import _display as display
+from cumgain.common import display
 from cumgain.exceptions import InputError
-from cumgain.progress import ProgressOption, check_progress, progress_bar
+from cumgain.common.progress import ProgressOption, check_progress, progress_bar
 from cumgain.types import (
     CIMethod,
     Correction,
@@ -130,7 +130,7 @@ def _is_dataframe(data: Any) -> bool:
 
 def _columns_from_mapping(data: Mapping, measure: Optional[str]) -> tuple:
     """``[(run, {topic: score})]`` and the measure name, from Evaluations or dicts."""
-    from cumgain.evaluator import Evaluation
+    from cumgain.engine.results import Evaluation
 
     columns = []
     evaluations = [isinstance(value, Evaluation) for value in data.values()]
@@ -764,7 +764,7 @@ def compare(data: Any, measure: Optional[str] = None, *, test: StatsTest = "frie
     so each pair's result equals scipy's call with ``rng=seed``.
     ``progress``: False (default), True or "auto" (stderr a terminal only): a bar on
     stderr counting the pairs of the randomization test and of the bootstrap, the slow
-    parts (:func:`cumgain.progress.progress_bar`); the other tests take no visible time
+    parts (:func:`cumgain.common.progress.progress_bar`); the other tests take no visible time
     and show none. It changes no number.
 
     >>> result = compare({"A": {"1": 0.1, "2": 0.2, "3": 0.3, "4": 0.2},

@@ -1,8 +1,9 @@
 """Evaluate a run file larger than memory, one chunk of whole topics at a time.
 
 :func:`evaluate_stream` reads a TREC run file (plain or gzip, a path, ``"-"`` or a binary
-stream) block by block with the compiled reader (:class:`cumgain.native.StreamedTopics`:
-the grammar and errors of :mod:`cumgain.trec_io`, with file, line and text), gathers
+stream) block by block with the compiled reader
+(:class:`cumgain.io.native.tables.StreamedTopics`: the grammar and errors of
+:mod:`cumgain.trec_io`, with file, line and text), gathers
 ``topics_per_chunk`` complete topics, evaluates them with :func:`cumgain.evaluate`, keeps
 only their per-topic values, and moves on. Memory is bounded by one chunk plus a few
 1 MiB read blocks, not by the file. The qrels are held in memory (they are small next to
@@ -17,7 +18,7 @@ the single-machine per-topic values bit for bit: the ranking policies (``ties``,
 ``score_precision``, ``depth``, ``judged_only``, ``relevance_level``) only look inside a
 topic, and one seed is drawn once for ``ties="random"``. The means are then computed
 from all per-topic values, in the evaluator's topic order (byte order of the id) and
-with its rule (:func:`cumgain.evaluator.aggregate`), so they are bit-identical too.
+with its rule (:func:`cumgain.engine.evaluator.aggregate`), so they are bit-identical too.
 :mod:`cumgain.dask` combines its partitions with the same functions (:func:`prepare`,
 :func:`evaluate_piece`, :func:`combine`).
 
@@ -38,9 +39,11 @@ from typing import Any, BinaryIO, Iterable, Iterator, Mapping, Optional, Union
 
 import numpy as np
 
-from cumgain import Evaluation, TopicsWarning, evaluate, trec_io
-from cumgain.atomic import atomic_open, refuse_existing
-from cumgain.evaluator import aggregate, topics_warning
+from cumgain import trec_io
+from cumgain.engine.evaluator import evaluate
+from cumgain.engine.results import Evaluation, TopicsWarning
+from cumgain.io.atomic import atomic_open, refuse_existing
+from cumgain.engine.results import aggregate, topics_warning
 from cumgain.exceptions import FormatError, InputError, naming
 from cumgain.measures import Measure
 from cumgain.types import DuplicatePolicy, PathLike, ScorePrecision, TieRule, TopicPolicy
@@ -230,12 +233,12 @@ class _Topic:
 
 class _TopicReader:
     """Iterate the topics of a topic-contiguous run (a path, ``"-"`` or a binary
-    stream), read by the compiled reader in blocks (:class:`cumgain.native.StreamedTopics`:
-    the topic being read and a block held at once); a repeated docno is dropped by the
-    ``duplicates`` policy (``"error"``: raised as its topic ends). ``source`` names the
-    file, ``tag`` is the last line's tag and ``topics`` every topic met (with the line of
-    its first row) once the iteration is done; ``dropped`` (count, first) what the
-    policy dropped."""
+    stream), read by the compiled reader in blocks
+    (:class:`cumgain.io.native.tables.StreamedTopics`: the topic being read and a block
+    held at once); a repeated docno is dropped by the ``duplicates`` policy
+    (``"error"``: raised as its topic ends). ``source`` names the file, ``tag`` is the
+    last line's tag and ``topics`` every topic met (with the line of its first row) once
+    the iteration is done; ``dropped`` (count, first) what the policy dropped."""
 
     def __init__(self, path: Any, duplicates: DuplicatePolicy = "error"):
         self.path = path
@@ -246,7 +249,7 @@ class _TopicReader:
         self.dropped: tuple = (0, None)
 
     def __iter__(self) -> Iterator[_Topic]:
-        from cumgain.native import StreamedTopics, TopicCameBack
+        from cumgain.io.native.reader import StreamedTopics, TopicCameBack
         streamed = StreamedTopics(self.path, self.duplicates)
         self.source = streamed.name
         try:
@@ -374,7 +377,7 @@ def sort_run_by_topic(in_path: Any, out_path: PathLike,
     output is plain text (the input may be gzip). Returns the number of lines written.
 
     The output is written under a temporary name beside ``out_path`` and renamed to it
-    when complete (:mod:`cumgain.atomic`): if the sort fails or is interrupted,
+    when complete (:mod:`cumgain.io.atomic`): if the sort fails or is interrupted,
     ``out_path`` is left as it was. An existing ``out_path`` is refused unless
     ``overwrite=True`` (then the output may be the input itself).
     """

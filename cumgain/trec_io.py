@@ -6,10 +6,10 @@ topics in order of first appearance, and the rows of a topic in input order (a r
 topics may come in any order in the file: each topic's lines are gathered).
 The evaluation engine takes these; nothing is sorted by score or docno here.
 
-Files and streams are read by the compiled reader (:mod:`cumgain.native`, which
+Files and streams are read by the compiled reader (:mod:`cumgain.io.native.reader`, which
 :func:`cumgain.evaluate` also reads with); the rules below are its rules, each written
 out exactly, and those of its pure-Python twin, the test oracle
-(:mod:`cumgain.reference_reading`), which the tests hold it to: the same tables, the
+(:mod:`cumgain.reference.reading`), which the tests hold it to: the same tables, the
 same errors, word for word. Where a rule differs from trec_eval (``get_qrels.c`` and
 ``get_trec_results.c`` of trec_eval 10.0) it says so.
 
@@ -169,29 +169,37 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import types
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator, Optional, Union, overload
 
 import numpy as np
 
-from cumgain import columns, native
-from cumgain._native_blocks import is_stream
-from cumgain._trec_bytes import _batches, compression_of
-from cumgain._trec_frontends import (qrels_from_dataframe, qrels_from_dict,
+from cumgain.io import columns
+from cumgain.io.native import reader as native
+from cumgain.io.native.blocks import check_threads, is_stream, source_of
+from cumgain.io.native.qrels import _columns_qrels, native_qrels
+from cumgain.io.native.reader import (PreparedQrels, PreparedQrelsFile, PreparedQrelsTable,
+                                      _table_of)
+from cumgain.io.trec.byte_stream import _batches, compression_of
+from cumgain.io.trec.frontends import (qrels_from_dataframe, qrels_from_dict,
                                      run_from_dataframe, run_from_dict)
-from cumgain._trec_lines import _QRELS, _QRELS_JG, _RUN, _Kind, _parse_batch, _parse_numbers
-from cumgain._trec_tables import (DuplicatesDroppedWarning, Qrels, Run, _assemble,
+from cumgain.io.trec import lines
+from cumgain.io.trec.lines import (_QRELS, _QRELS_JG, _RUN, DEFAULT_MAX_LINE_BYTES, _Kind,
+                                   _parse_batch, _parse_numbers, max_line_bytes)
+from cumgain.io.trec.tables import (DuplicatesDroppedWarning, Qrels, Run, _assemble,
                                   _check_policy)
 from cumgain.exceptions import FormatError, InputError, naming
 from cumgain.types import DuplicatePolicy, PathLike
 
 # This module reads files (a batch of whole lines at a time, within the line limit) and
-# hands each input to its front-end; behind it, one job each: the bytes of a file
-# (_trec_bytes), its lines parsed (_trec_lines), the tables and the duplicates policy
-# (_trec_tables), dicts and DataFrames (_trec_frontends).
+# hands each input to its front-end; behind it, in cumgain.io.trec, one job each: the
+# bytes of a file (byte_stream), its lines parsed (lines), the tables and the duplicates
+# policy (tables), dicts and DataFrames (frontends).
 
 __all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
     "DuplicatesDroppedWarning",
     "Qrels",
     "Run",
@@ -209,9 +217,6 @@ __all__ = [
     "run_from_dict",
 ]
 
-DEFAULT_MAX_LINE_BYTES = 1 << 20
-MAX_LINE_BYTES: int | None = None   # the longest line read (bytes, without the newline);
-                                    # None: CUMGAIN_MAX_LINE_BYTES, else the default 1 MiB
 _BLOCK = 1 << 20        # iter_run_blocks: parse 1 MiB of text at a time
 
 
@@ -220,7 +225,7 @@ _BLOCK = 1 << 20        # iter_run_blocks: parse 1 MiB of text at a time
 def read_qrels(path: PathLike | BinaryIO, *, duplicates: DuplicatePolicy = "error",
                max_line_bytes: int | None = None, threads: int | None = None) -> Qrels:
     """Read a TREC qrels file (``qid iter docno rel``), plain or gzip, by the compiled
-    reader (:mod:`cumgain.native`).
+    reader (:mod:`cumgain.io.native.reader`).
 
     Parameters
     ----------
@@ -258,7 +263,7 @@ def read_qrels(path: PathLike | BinaryIO, *, duplicates: DuplicatePolicy = "erro
 def _read_qrels_python(path: PathLike, *, duplicates: DuplicatePolicy = "error",
                        max_line_bytes: int | None = None) -> Qrels:
     """:func:`read_qrels` by the pure-Python reference reader (the test oracle; see
-    :mod:`cumgain.reference_reading`)."""
+    :mod:`cumgain.reference.reading`)."""
     _check_policy(duplicates)
     source, topics, tidx, docnos, values, lines, _ = _read_file(path, _QRELS, max_line_bytes)
     offsets, docnos, values, lines = _assemble(
@@ -281,7 +286,7 @@ def read_grouped_qrels(path: PathLike) -> Qrels:
 def read_run(path: PathLike | BinaryIO, *, duplicates: DuplicatePolicy = "error",
              max_line_bytes: int | None = None, threads: int | None = None) -> Run:
     """Read a TREC run file (``qid iter docno rank score tag``), plain or gzip, by the
-    compiled reader (:mod:`cumgain.native`): its topics may come in any order (each
+    compiled reader (:mod:`cumgain.io.native.reader`): its topics may come in any order (each
     topic's lines are gathered, in file order).
 
     Parameters and errors are those of :func:`read_qrels`.
@@ -305,33 +310,6 @@ def _read_file(path, kind: _Kind, max_line: int | None = None):
     limit = max_line_bytes(max_line)
     with _opened(path, kind) as (stream, source):
         return _read_stream(stream, source, kind, limit)
-
-
-def max_line_bytes(value: int | None = None) -> int:
-    """The longest line the readers take, in bytes without the newline: ``value`` if
-    given, else :data:`MAX_LINE_BYTES` if set, else the environment variable
-    ``CUMGAIN_MAX_LINE_BYTES`` if set, else 1 MiB (:data:`DEFAULT_MAX_LINE_BYTES`).
-
-    A longer line is an error naming it, met while the file is read, so that a file
-    without line ends (``/dev/zero``, a binary file) costs no more than the limit.
-    ``cumgain.evaluate`` and the native reader follow the same limit.
-
-    >>> max_line_bytes(), max_line_bytes(64)
-    (1048576, 64)
-    """
-    for what, limit in (("max_line_bytes", value), ("cumgain.trec_io.MAX_LINE_BYTES",
-                                                    MAX_LINE_BYTES)):
-        if limit is not None:
-            if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) \
-                    or limit < 1:
-                raise InputError(f"{what} must be a positive integer, got {limit!r}")
-            return int(limit)
-    text = os.environ.get("CUMGAIN_MAX_LINE_BYTES", "").strip()
-    if not text:
-        return DEFAULT_MAX_LINE_BYTES
-    if not text.isdigit() or int(text) < 1:
-        raise InputError(f"CUMGAIN_MAX_LINE_BYTES must be a positive integer, got {text!r}")
-    return int(text)
 
 
 def _check_path(path: Any, kind: _Kind) -> None:
@@ -543,3 +521,75 @@ def _is_dataframe(obj: Any) -> bool:
     """Whether obj is a pandas DataFrame, without importing pandas."""
     pandas = sys.modules.get("pandas")
     return pandas is not None and isinstance(obj, pandas.DataFrame)
+
+
+
+# --------------------------------------------------------------------------- prepared
+
+PreparedJudgments = Union[PreparedQrels, PreparedQrelsFile, PreparedQrelsTable, "Qrels"]
+"""What :func:`prepare_qrels` returns."""
+
+
+@overload
+def prepare_qrels(qrels: Mapping[str, Mapping[str, float]], *,
+                  duplicates: DuplicatePolicy = ..., threads: Optional[int] = ...
+                  ) -> Union[PreparedQrels, Qrels]: ...
+@overload
+def prepare_qrels(qrels: PathLike, *, duplicates: DuplicatePolicy = ...,
+                  threads: Optional[int] = ...) -> Union[PreparedQrelsFile, Qrels]: ...
+@overload
+def prepare_qrels(qrels: Any, *, duplicates: DuplicatePolicy = ...,
+                  threads: Optional[int] = ...) -> PreparedJudgments: ...
+
+
+def prepare_qrels(qrels: Any, *, duplicates: DuplicatePolicy = "error",
+                  threads: Optional[int] = None) -> PreparedJudgments:
+    """Judgments read once, to evaluate many runs against: pass the result to
+    :func:`cumgain.evaluate`, :func:`cumgain.rank` or the curves in place of ``qrels``
+    (as pytrec_eval's ``RelevanceEvaluator`` and ir_measures' ``evaluator`` read their
+    qrels once). Each evaluation then reads and ranks only its run; the numbers are
+    those of the unprepared qrels.
+
+    A qrels file (plain or gzip; read in parts by up to ``threads`` threads; None: the
+    available cores, at most MAX_AUTO_THREADS) becomes a :class:`PreparedQrelsFile`;
+    a ``{qid: {docid: level}}`` dict a :class:`PreparedQrels`; a table
+    (:mod:`cumgain.io.columns`) or a loaded :class:`~cumgain.trec_io.Qrels` a
+    :class:`PreparedQrelsTable` where its columns are read in place, else the
+    :class:`~cumgain.trec_io.Qrels` the reference front-end makes of it; standard
+    input or a stream is loaded (:func:`cumgain.trec_io.load_qrels`: it can be read
+    only once). ``duplicates`` ("error", "first", "last") applies to files and tables.
+    Errors (naming file and line) are raised here. Prepared qrels are returned as they
+    are."""
+    check_threads(threads)
+    _check_policy(duplicates)
+    if isinstance(qrels, (PreparedQrels, PreparedQrelsFile, PreparedQrelsTable, Qrels)):
+        return qrels
+    if columns.is_columnar(qrels):
+        judgments = _columns_qrels(qrels, indexed=True, duplicates=duplicates)
+        if judgments is not None:
+            return _table_of(qrels, judgments)
+        return load_qrels(qrels, duplicates=duplicates)
+    if type(qrels) is dict:
+        return PreparedQrels(qrels)
+    source = source_of(qrels) if isinstance(qrels, (str, os.PathLike)) else None
+    if source is not None and source.path is not None:
+        judgments = native_qrels(qrels, threads=threads, duplicates=duplicates)
+        return PreparedQrelsFile(judgments, source.path)
+    return load_qrels(qrels, duplicates=duplicates)
+
+
+class _Module(types.ModuleType):
+    """This module, whose :data:`MAX_LINE_BYTES` is the line limit of
+    :mod:`cumgain.io.trec.lines`, where every reader looks it up: read or set here, it is
+    read or set there."""
+
+    @property
+    def MAX_LINE_BYTES(self) -> int | None:
+        return lines.MAX_LINE_BYTES
+
+    @MAX_LINE_BYTES.setter
+    def MAX_LINE_BYTES(self, value: int | None) -> None:
+        lines.MAX_LINE_BYTES = value
+
+
+sys.modules[__name__].__class__ = _Module

@@ -24,7 +24,7 @@ from typing import Any, Literal, Sequence, Union
 import numpy as np
 import numpy.typing as npt
 
-from cumgain.batch import Ragged
+from cumgain.common.batch import Ragged
 
 __all__ = [
     "AveragingOrder",

@@ -1,7 +1,7 @@
 """The cumulated-gain vector API of Jarvelin & Kekalainen (2002), section 2.
 
 Every function takes one gain list (and returns a 1-D result) or a batch of
-them: a list of lists, a topics x ranks matrix, or a :class:`~cumgain.batch.Ragged`
+them: a list of lists, a topics x ranks matrix, or a :class:`~cumgain.common.batch.Ragged`
 (and returns one row per topic). Lists shorter than the depth ``n`` are padded
 with gain 0. Inputs are validated here; the loops run in the compiled ``cgcore``.
 For a type checker, a scalar at k (``ndcg_at``, ...) of a list of numbers is a ``float``
@@ -26,7 +26,7 @@ normalised value is ``zero_ideal``: 0.0 by default, as in trec_eval; pass
 ``float("nan")`` to mark such topics and ``avg_vect(..., ignore_nan=True)`` to
 leave them out of an average.
 
-Limits (:mod:`cumgain.limits`): ``k`` and ``depth`` are whole numbers from 1 to
+Limits (:mod:`cumgain.common.limits`): ``k`` and ``depth`` are whole numbers from 1 to
 2**53 - 1. A scalar at k (``dcg_at``, ``ndcg_at``, ...) needs memory for the ranks it
 sums, min(k, the longest list), never for k. A vector request whose matrices
 (topics x depth float64 each; ``ncg`` and ``ndcg`` hold four at once) need more than
@@ -45,10 +45,10 @@ import numpy as np
 import numpy.typing as npt
 
 import cgcore
-from cumgain.batch import Ragged, as_batch
+from cumgain.common.batch import Ragged, as_batch
 from cumgain.exceptions import InputError, SumOverflowError
 from cumgain.gains import GainSpec, gain_mapping
-from cumgain.limits import check_memory, real_number, whole_number
+from cumgain.common.limits import check_memory, real_number, whole_number
 from cumgain.types import (
     AveragingOrder,
     DiscountSpec,

@@ -1,4 +1,4 @@
-"""cumgain.atomic: every file and folder cumgain writes is complete or absent.
+"""cumgain.io.atomic: every file and folder cumgain writes is complete or absent.
 
 The writers that use it (the external sort, Parquet datasets, plots, the demo's files)
 are tested with their commands; here, the helper's own promises: the destination
@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from cumgain import atomic
+from cumgain.io import atomic
 from cumgain.exceptions import InputError
 
 

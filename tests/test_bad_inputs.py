@@ -4,7 +4,7 @@ Each class either ends in a typed exception (a ``FormatError``, so a ``ValueErro
 that names the file and the line, or is accepted with a documented meaning. Every
 case goes through ``cumgain.evaluate`` on files, which takes the native reader
 (``cgcore._trec``), and through the reference reader
-(:mod:`cumgain.reference_reading`): both must raise the same error, or give the same
+(:mod:`cumgain.reference.reading`): both must raise the same error, or give the same
 numbers.
 """
 import gzip
@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from cgcore import _vectors
-from cumgain import TopicsWarning, evaluate, reference_reading, trec_io
+from cumgain import TopicsWarning, evaluate, trec_io
+from cumgain.reference import reading as reference_reading
 from cumgain.exceptions import FormatError, InputError
 from cumgain.trec_io import DuplicatesDroppedWarning, read_qrels, read_run
 
@@ -458,7 +459,7 @@ def test_a_duplicate_in_an_interleaved_qrels_topic_the_run_lacks(tmp_path):
 def test_judgment_groups_follow_the_qrels_rules(tmp_path):
     """qrels_jg files: the qrels file rules; a docno twice in one group is an error
     naming both lines, in two groups it is not."""
-    from cumgain.judgment_groups import load_judgment_groups
+    from cumgain.engine.judgment_groups import load_judgment_groups
     good = write(tmp_path / "good", "q1 a d1 1\nq1 b d1 0\n# comment\nq1 a d2 0\n")
     assert load_judgment_groups(good).groups == ("a", "b")
     for text, line, words in (("q1 a d1 1\nq1 a d1 0\n", 2, "lines 1 and 2"),
@@ -479,7 +480,7 @@ def test_judgment_groups_follow_the_qrels_rules(tmp_path):
     (b"1 map 0.5 \xff\n", 1, "not valid UTF-8"),
 ])
 def test_zscores_files(tmp_path, text, line, words):
-    from cumgain.zscores import read_zscores
+    from cumgain.analysis.zscores import read_zscores
     path = write(tmp_path / "z", text)
     with pytest.raises(FormatError) as error:
         read_zscores(path)

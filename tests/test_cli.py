@@ -210,7 +210,7 @@ def test_unknown_command_exits_non_zero(capsys):
 
 def test_trec_eval_measure_order_constant_matches_the_registry():
     """report_trec.PRINT_ORDER: trec_eval's registry with dcg and ideal_dcg before ndcg."""
-    from cumgain.report_trec import PRINT_ORDER
+    from cumgain.analysis.trec_output import PRINT_ORDER
     assert PRINT_ORDER.index("dcg") < PRINT_ORDER.index("ideal_dcg") < PRINT_ORDER.index("ndcg")
     assert np.all(np.diff([PRINT_ORDER.index(name) for name in
                            ("runid", "num_q", "map", "P", "recall", "ndcg_cut", "success")]) > 0)

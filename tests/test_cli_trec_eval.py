@@ -409,7 +409,8 @@ def test_v9_complete_summary_is_trec_eval_908s(tmp_path):
     counts 0 (10.0 evaluates it: log(1 / (1 + R))). Values printed by the 9.0.8 binary
     at full precision: gm_map 9.9999999999999974e-06, yaap -0.086643397569993161."""
     import math
-    from cumgain import evaluate, report_trec
+    from cumgain import evaluate
+    from cumgain.analysis import trec_output as report_trec
     qrels = tmp_path / "qrels"
     qrels.write_text("".join(f"{t} 0 a 1\n" for t in range(1, 9)))
     run = tmp_path / "run"

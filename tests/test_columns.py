@@ -1,10 +1,10 @@
-"""Columnar inputs (cumgain.columns): pandas DataFrames of every id kind, pyarrow
+"""Columnar inputs (cumgain.io.columns): pandas DataFrames of every id kind, pyarrow
 Tables, RecordBatches and readers, Polars DataFrames and any ``__arrow_c_stream__``
 object are ranked by the compiled ranker straight from their Arrow buffers, and
 evaluate bit for bit as the same rows read from a TREC file, under every tie policy;
 tables whose columns the native ranker does not read in place are checked and converted
 by the reference front-end, then ranked natively; either way the values are those of
-the reference reader (cumgain.reference_reading) on the same table, and the errors its
+the reference reader (cumgain.reference.reading) on the same table, and the errors its
 errors, worded as for files (row and column instead of line)."""
 from __future__ import annotations
 
@@ -17,8 +17,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from cumgain import columns, native, reference_reading
-from cumgain.evaluator import TopicsWarning, evaluate
+import cumgain
+from cumgain.io import columns
+
+from cumgain.io.native import reader as native
+
+from cumgain.reference import reading as reference_reading
+from cumgain.engine.evaluator import TopicsWarning, evaluate
 from cumgain.exceptions import InputError
 from cumgain.trec_io import load_run
 
@@ -454,7 +459,7 @@ def test_judgments_prepared_once_are_not_indexed_and_not_checked_again(tmp_path,
     expected = _values(_evaluate(qrels_path, run_path))
     once = native.prepare_qrels_once(pa.Table.from_pandas(qrels_frame))
     assert isinstance(once, native.PreparedQrelsTable) and not once.native.table.indexed
-    assert native.prepare_qrels(pa.Table.from_pandas(qrels_frame)).native.table.indexed
+    assert cumgain.prepare_qrels(pa.Table.from_pandas(qrels_frame)).native.table.indexed
     for run in (run_path, run_frame, run_path):
         assert _values(_evaluate(once, run)) == expected
     rebuilt = []

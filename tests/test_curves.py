@@ -13,7 +13,7 @@ import pytest
 import cumgain
 from cumgain import curves
 from cumgain.datasets import demo_collection
-from cumgain.evaluator import TopicsWarning, rank
+from cumgain.engine.evaluator import TopicsWarning, rank
 from cumgain.exceptions import InputError
 
 G_PAPER = [3, 2, 3, 0, 0, 1, 2, 2, 3, 0]
@@ -200,12 +200,12 @@ def test_compute_from_trec_files_equals_compute_from_dicts(tmp_path):
 
 
 def test_the_qrels_file_is_read_once_for_every_run(tmp_path, monkeypatch):
-    from cumgain import native
+    from cumgain import trec_io                 # (where prepare_qrels reads the file)
     collection = demo_collection()
     paths = collection.write_trec(tmp_path)
     reads = []
-    real = native.native_qrels
-    monkeypatch.setattr(native, "native_qrels", lambda *a, **k: reads.append(a) or real(*a, **k))
+    real = trec_io.native_qrels
+    monkeypatch.setattr(trec_io, "native_qrels", lambda *a, **k: reads.append(a) or real(*a, **k))
     runs = {"good": paths["good"], "poor": paths["poor"]}
     computed = curves.compute(paths["qrels"], runs, "nDCG", depth=50)
     assert len(reads) == 1

@@ -24,8 +24,8 @@ pd = pytest.importorskip("pandas")
 
 import cumgain
 import cumgain.dask as cgd
-from cumgain import _dask_qrels as dask_qrels
-from cumgain import _dask_vectors as dask_vectors
+from cumgain.scale import dask_judgments as dask_qrels
+from cumgain.scale import dask_vectors
 from cumgain import curves, stream
 from cumgain.exceptions import InputError
 from cumgain.trec_io import DuplicatesDroppedWarning, load_run
@@ -516,7 +516,7 @@ def test_qrels_parquet_read_by_pyarrow_on_the_client(run_file, tmp_path, monkeyp
 def _dataset_by_hand(folder: Path, parts: list) -> Path:
     """A run dataset with cumgain's manifest (partitioned by topic) around files
     written here, so that one can hold what cumgain would never write."""
-    from cumgain import manifest
+    from cumgain.scale import manifest
     folder.mkdir()
     manifest.start(str(folder))
     for i, frame in enumerate(parts):
@@ -958,7 +958,7 @@ def test_partitions_are_ranked_by_the_columnar_path(monkeypatch, ties):
 
 def spy_on_the_columnar_path(monkeypatch) -> list:
     """From now on: the rows of each table the native ranker ranks, and no dict path."""
-    from cumgain import native
+    from cumgain.io.native import reader as native
     calls = []
     rank_columns = native._rank_columns
 
@@ -994,7 +994,7 @@ def test_average_vectors_rank_partitions_by_the_columnar_path(monkeypatch, polic
 
 def test_prepared_judgments_travel_as_a_table():
     import pickle
-    from cumgain.native import PreparedQrelsTable
+    from cumgain.io.native.reader import PreparedQrelsTable
     judged = dask_qrels._judged(QRELS, "error")
     task = cgd._prepared_task(judged, "error")
     (prepared,) = dask.compute(task, scheduler="sync")
@@ -1080,7 +1080,8 @@ def test_trec_qrels_files_are_read_natively_into_the_same_table(form, tmp_path, 
     that fit: 7 bytes less a judgment to ship), and no reference read."""
     import gzip
     pytest.importorskip("pyarrow")
-    from cumgain import _native_blocks, native
+    from cumgain.io.native import blocks as _native_blocks
+    from cumgain.io.native import reader as native
     text = "".join(f"{q} 0 {d} {r}\n" for q, d, r in QRELS.itertuples(index=False))
     path = tmp_path / ("qrels.txt.gz" if form == "gzip" else "qrels.txt")
     path.write_bytes(gzip.compress(text.encode()) if form == "gzip" else text.encode())

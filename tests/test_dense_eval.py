@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import cumgain
-from cumgain.dense import as_matrix, evaluate_dense
+from cumgain.engine.dense import as_matrix, evaluate_dense
 from cumgain.exceptions import InputError
 
 MEASURES = ["map", "ndcg", "ndcg_cut.3,10", "P.5", "recall.10", "recip_rank", "Rprec",

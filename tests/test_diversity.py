@@ -1,4 +1,4 @@
-"""The diversity measures over subtopic judgments (cumgain.diversity, cgcore._diversity).
+"""The diversity measures over subtopic judgments (cumgain.engine.diversity, cgcore._diversity).
 
 * Hand-computed: a small ranking worked through by the formulas (each step written out).
 * Differential, per topic, against pyndeval (ndeval.c in C) on generated judgments and
@@ -9,7 +9,7 @@
   distinct scores and the default tie rule.
 * Differential against ir_measures' pyndeval provider (one parameter setting per call:
   the provider evaluates only the first), including its topic set and means.
-* The compiled kernel against cumgain.reference_diversity, a literal port of ndeval.c,
+* The compiled kernel against cumgain.reference.diversity, a literal port of ndeval.c,
   with Hypothesis (cut-offs beyond ndeval's 20, alpha and beta at 0 and 1).
 * Readers (file, gzip, stdin, dict, DataFrame) and bad input, each error naming file and
   line; the measure names and parameters; the topic policies.
@@ -29,9 +29,9 @@ from hypothesis import strategies as st
 
 import cumgain
 from cgcore import _diversity
-from cumgain import reference_diversity
-from cumgain.diversity import Subtopics, load_subtopics, read_subtopics
-from cumgain.evaluator import TopicsWarning
+from cumgain.reference import diversity as reference_diversity
+from cumgain.engine.diversity import Subtopics, load_subtopics, read_subtopics
+from cumgain.engine.results import TopicsWarning
 from cumgain.exceptions import FormatError, InputError
 from cumgain.measures import parse_measure
 
@@ -233,7 +233,8 @@ def test_the_native_ranking_equals_the_reference_ranking(seed, tmp_path, monkeyp
     ranking is not taken) gives the same values, bit for bit, under every tie rule,
     depth, judged-only and score precision, and for a run with docnos that need UTF-8
     and NUL-free byte order."""
-    from cumgain import diversity, trec_io
+    from cumgain import trec_io
+    from cumgain.engine import diversity
     rng = np.random.default_rng([seed, 7])
     names = ["alpha_nDCG@5", "alpha_DCG@20", "nERR_IA@10", "NRBP", "nNRBP", "AP_IA",
              "P_IA@3", "StRecall@5", "alpha_nDCG(alpha=0.3,rel=2)@10"]
@@ -642,7 +643,7 @@ def test_subtopics_object_is_read_only_data():
 def test_docstring_examples():
     import doctest
 
-    import cumgain.diversity
+    import cumgain.engine.diversity
 
-    failures, tried = doctest.testmod(cumgain.diversity, verbose=False)
+    failures, tried = doctest.testmod(cumgain.engine.diversity, verbose=False)
     assert failures == 0 and tried >= 5

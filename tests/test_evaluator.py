@@ -13,7 +13,7 @@ from hypothesis import given, strategies as st
 import cumgain
 from cumgain import InputError
 from cgcore._convert import topic_dicts
-from cumgain.evaluator import TopicsWarning, _byte_order, evaluate
+from cumgain.engine.evaluator import TopicsWarning, _byte_order, evaluate
 
 log2 = math.log2
 QRELS = {"q1": {"a": 2, "b": 0, "c": 1, "d": 3}, "q2": {"x": 1, "y": -1}}

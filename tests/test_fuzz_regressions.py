@@ -41,7 +41,7 @@ def test_native_targets(path):
 def _lossy_reference_reader(monkeypatch):
     """The reference reader's run loader made to drop every topic's documents but the
     first."""
-    from cumgain import reference_reading
+    from cumgain.reference import reading as reference_reading
     real = reference_reading.load_run
 
     def lossy(run, **options):

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given, strategies as st
 
 import cgcore
-from cumgain import reference
+from cumgain.reference import kernels as reference
 
 RULES = [cgcore.DISCOUNT_NONE, cgcore.DISCOUNT_RANK, cgcore.DISCOUNT_TOIS,
          cgcore.DISCOUNT_NOTE, cgcore.DISCOUNT_TREC_EVAL]

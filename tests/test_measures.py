@@ -303,7 +303,7 @@ def test_judgment_groups_of_one_group_equal_the_base_measures(tmp_path):
     path = tmp_path / "qrels_jg"
     path.write_text("1 g d1 1\n1 g d2 0\n2 g d3 1\n2 g d4 1\n")
     run = {"1": {"d1": 1.0, "d2": 2.0, "x": 3.0}, "2": {"d4": 1.0, "y": 2.0}}
-    groups = cumgain.judgment_groups.load_judgment_groups(path)
+    groups = cumgain.engine.judgment_groups.load_judgment_groups(path)
     jg = evaluate(groups, run, ["map_avgjg", "P_avgjg.2", "Rprec_mult_avgjg.1"])
     plain = evaluate({"1": {"d1": 1, "d2": 0}, "2": {"d3": 1, "d4": 1}}, run,
                      ["map", "P.2", "Rprec_mult.1"])
@@ -317,7 +317,7 @@ def test_judgment_groups_are_averaged_in_their_byte_order(tmp_path):
     path = tmp_path / "qrels_jg"
     path.write_text("1 b d1 1\n1 a d2 1\n1 a d1 0\n1 c d3 1\n")
     run = {"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
-    groups = cumgain.judgment_groups.load_judgment_groups(path)
+    groups = cumgain.engine.judgment_groups.load_judgment_groups(path)
     assert groups.groups == ("a", "b", "c")
     result = evaluate(groups, run, ["map_avgjg", "num_q"])
     assert result.values["map_avgjg"].tolist() == [((0 + 1 / 2) + 1.0 + 1 / 3) / 3]
@@ -328,11 +328,11 @@ def test_judgment_group_files_with_a_docno_twice_in_a_group_are_errors(tmp_path)
     path = tmp_path / "qrels_jg"
     path.write_text("1 a d1 1\n1 b d1 0\n1 a d1 0\n")
     with pytest.raises(InputError, match="qrels_jg:3: duplicate docno 'd1'"):
-        cumgain.judgment_groups.load_judgment_groups(path)
+        cumgain.engine.judgment_groups.load_judgment_groups(path)
 
 
 def test_zscores(tmp_path):
-    from cumgain.zscores import MISSING_ZSCORE, read_zscores, to_zscores
+    from cumgain.analysis.zscores import MISSING_ZSCORE, read_zscores, to_zscores
     path = tmp_path / "z"
     path.write_text("1 map 0.5 0.25\n1 num_ret 2 0\n2 map 0.1 0\n# a comment\n")
     table = read_zscores(path)

@@ -1,7 +1,7 @@
-"""The native reader (cgcore._trec via cumgain.native) against the reference reader.
+"""The native reader (cgcore._trec via cumgain.io.native.reader) against the reference reader.
 
 The native path reads every input itself (there is no fallback): on what the reference
-reader (:mod:`cumgain.reference_reading`, the oracle) accepts it must give
+reader (:mod:`cumgain.reference.reading`, the oracle) accepts it must give
 bit-identical evaluations, and on what the reference reader refuses it must raise the
 same error, word for word. The same holds for plain dicts and for qrels prepared once
 (PreparedQrels).
@@ -27,12 +27,15 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import cumgain
+from cumgain import trec_io
 from cgcore import _qrels, _trec, _vectors
-from cumgain import _native_blocks, native, reference_reading
-from cumgain.evaluator import TopicsWarning, evaluate
+from cumgain.io.native import blocks as _native_blocks
+from cumgain.io.native import reader as native
+from cumgain.reference import reading as reference_reading
+from cumgain.engine.evaluator import TopicsWarning, evaluate
 from cumgain.exceptions import FormatError, InputError
 from cumgain.measures import parse_measures
-from cumgain.native import PreparedQrels, RankedInput, read_ranked
+from cumgain.io.native.reader import PreparedQrels, RankedInput, read_ranked
 from cumgain.trec_io import load_run
 
 MEASURES = ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank",
@@ -1319,7 +1322,7 @@ SAME_TOPICS_CASES = {("b", "a", "c"): True, ("a", "b", "c"): False, ("b", "a"): 
 def _evaluated_seeing_the_ranked_input(monkeypatch, tmp_path, run_topics, threads):
     """evaluate() on qrels of topics b, a, c and a run of ``run_topics``, and the
     RankedInput the native reader gave it."""
-    from cumgain import evaluator
+    from cumgain.engine import evaluator
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     qrels_path.write_text("".join(f"{t} 0 d{d} {d % 3}\n" for t in ("b", "a", "c")
                                   for d in range(3)))
@@ -1376,7 +1379,7 @@ def test_a_qrels_table_of_its_own_is_released_once_the_work_is_done(tmp_path, mo
     """evaluate() has the qrels table it read for itself freed after its measures
     (freeing it while they ran took CPU from them), also when a measure fails;
     rank() right after ranking; prepared qrels are never freed by an evaluation."""
-    from cumgain import evaluator
+    from cumgain.engine import evaluator
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     qrels_path.write_text("1 0 a 2\n1 0 b 0\n2 0 c 1\n")
     run_path.write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n2 Q0 c 1 1.0 r\n")
@@ -1429,7 +1432,7 @@ def test_a_qrels_table_of_its_own_is_released_once_the_work_is_done(tmp_path, mo
 @given(st.lists(st.integers(-128, 127), max_size=20),
        st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-300, 300)))
 def test_int8_levels_are_compared_as_float64_would_be(values, level):
-    from cumgain.ranked import at_least
+    from cumgain.measures.ranked import at_least
     small = np.array(values, dtype=np.int8)
     assert at_least(small, level).tolist() == (small.astype(np.float64) >= level).tolist()
 
@@ -1573,7 +1576,7 @@ def test_measures_computed_in_threads_equal_one_thread(tmp_path, monkeypatch):
     """From PARALLEL_MEASURE_ROWS ranked rows up, measures are computed side by side,
     each thread for a range of topics (of about equal rows; topics of very different
     sizes here): same values, under every policy that changes what a range holds."""
-    from cumgain import evaluator
+    from cumgain.engine import evaluator
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     qrels_path.write_text("".join(f"{t} 0 d{d} {(t * d) % 4}\n" for t in range(1, 30)
                                   for d in range(0, 40 + 3 * t, 3)))
@@ -1597,10 +1600,10 @@ def test_measures_computed_in_threads_equal_one_thread(tmp_path, monkeypatch):
 def test_arrays_reused_from_range_to_range_give_each_range_its_own_values(tmp_path,
                                                                           monkeypatch):
     """A thread converts each range's levels into arrays it reuses for its next range
-    (cumgain.ranked.Scratch): with one range or with ranges of a topic or so, in one thread
+    (cumgain.measures.ranked.Scratch): with one range or with ranges of a topic or so, in one thread
     or two, measures of both judged_only flags and of several relevance levels,
     evaluated together, whose arrays must stay apart, equal each measure alone."""
-    from cumgain import evaluator
+    from cumgain.engine import evaluator
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     qrels_path.write_text("".join(f"{t} 0 d{d} {(t * d) % 5 - 1}\n" for t in range(1, 25)
                                   for d in range(0, 30 + 5 * t, 4)))
@@ -1641,7 +1644,7 @@ def test_a_gain_mapping_error_names_the_same_level_whatever_the_split(tmp_path, 
     """A level the mapping has no gain for is looked for among the whole batch's levels
     (the smallest first), not each thread's range of topics (found by fuzzing: the
     first range's level was named)."""
-    from cumgain import evaluator
+    from cumgain.engine import evaluator
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     qrels_path.write_text("1 0 a 13\n1 0 b 2\n2 0 c 5\n2 0 d 1\n3 0 e 1\n")
     run_path.write_text("1 Q0 a 1 1 r\n2 Q0 c 1 1 r\n3 Q0 e 1 1 r\n")
@@ -1679,7 +1682,7 @@ def test_a_qrels_file_prepared_once_serves_every_run(tmp_path):
     qrels_path.write_text("1 0 a 1\n2 0 b 2\n1 0 c 0\n")
     run_path.write_text("1 Q0 a 1 1.0 t\n1 Q0 c 2 0.5 t\n2 Q0 b 1 1.0 t\n")
     interleaved.write_text("1 Q0 a 1 1.0 t\n2 Q0 b 1 1.0 t\n1 Q0 c 2 0.5 t\n")
-    prepared = native.prepare_qrels(qrels_path)
+    prepared = cumgain.prepare_qrels(qrels_path)
     assert isinstance(prepared, native.PreparedQrelsFile)
     assert os.fspath(prepared) == prepared.source == str(qrels_path)
     assert sorted(prepared.relevance.tolist()) == [0, 1, 2]
@@ -1692,7 +1695,7 @@ def test_a_qrels_file_prepared_once_serves_every_run(tmp_path):
     qrels_path.write_text("1 0 a 1\n1 0 b\n")
     expected = reference_error(qrels_path, run_path)
     with pytest.raises(FormatError, match=r"qrels:2:") as error:
-        native.prepare_qrels(qrels_path)
+        cumgain.prepare_qrels(qrels_path)
     assert str(error.value) == str(expected)
 
 
@@ -1901,7 +1904,8 @@ def test_blocks_are_whole_lines_whatever_the_reads(limit):
 _UNDER_LIMIT = r'''
 import json, os, resource, sys, time
 import cumgain
-from cumgain import reference_reading, trec_io
+from cumgain import trec_io
+from cumgain.reference import reading as reference_reading
 calls = []
 # the pure-Python reference reader must not be called (trec_io's public readers are the
 # native reader's)
@@ -2083,7 +2087,7 @@ def test_a_line_past_the_limit_within_a_block_stops_the_c_reader(tmp_path, monke
     """A complete line longer than the limit, well inside a block (and in any part):
     the C parser stops at it and raises the reference reader's error, naming it; lines
     of exactly the limit are read natively, with the reference reader's numbers."""
-    monkeypatch.setattr(native.trec_io, "MAX_LINE_BYTES", 60)
+    monkeypatch.setattr(trec_io, "MAX_LINE_BYTES", 60)
     monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
     qrels = [f"{t} 0 d{d} {d % 3}" for t in range(1, 30) for d in range(20)]
     run = [f"{t} Q0 d{d} {d + 1} {30 - d} t" for t in range(1, 30) for d in range(20)]

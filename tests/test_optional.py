@@ -11,7 +11,7 @@ import pytest
 
 import cumgain
 from cumgain import cli, curves, report, stats
-from cumgain._optional import require
+from cumgain.common.optional import require
 from cumgain.exceptions import MissingDependencyError
 
 QRELS = {"q1": {"d1": 2, "d2": 0, "d3": 1}, "q2": {"e1": 1, "e2": 3}}
@@ -59,7 +59,7 @@ def test_to_dataframe_without_pandas(monkeypatch):
 
 
 def test_dataframe_readers_without_pandas(monkeypatch):
-    from cumgain.diversity import subtopics_from_dataframe
+    from cumgain.engine.diversity import subtopics_from_dataframe
     from cumgain.trec_io import qrels_from_dataframe, run_from_dataframe
     _absent(monkeypatch, "pandas")
     for read in (qrels_from_dataframe, run_from_dataframe, subtopics_from_dataframe):

@@ -1,4 +1,4 @@
-"""trec_eval 10.0's preference measures (cumgain.preferences, cgcore._prefs).
+"""trec_eval 10.0's preference measures (cumgain.engine.preferences, cgcore._prefs).
 
 * Golden: trec_eval's own expected outputs for ``-R prefs`` and ``-R qrels_prefs``
   (../shared, skipped when absent), every prefs_* line printed identically.
@@ -25,9 +25,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cgcore import _prefs
-from cumgain.evaluator import TopicsWarning
+from cumgain.engine.results import TopicsWarning
 from cumgain.exceptions import FormatError, InputError
-from cumgain.preferences import (
+from cumgain.engine.preferences import (
     COUNTS,
     MEASURES,
     PreferenceValues,

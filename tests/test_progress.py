@@ -1,4 +1,4 @@
-"""cumgain.progress: a bar on stderr only when asked for (True) or on a terminal ("auto"),
+"""cumgain.common.progress: a bar on stderr only when asked for (True) or on a terminal ("auto"),
 with tqdm or without it; and the progress of cumgain.dask, which changes no number."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from cumgain import progress
+from cumgain.common import progress
 from cumgain.exceptions import InputError
 
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import cumgain
-from cumgain import _display, curves, report, stats
+from cumgain import curves, report, stats
+from cumgain.common import display as _display
 
 LIMIT = 300
 N_TOPICS = 5000

@@ -1,5 +1,5 @@
 """One rule names runs everywhere: the run tag where all its lines agree, else the file
-name, made unique (cumgain.run_names), in every subcommand and in the Python API."""
+name, made unique (cumgain.io.run_names), in every subcommand and in the Python API."""
 from __future__ import annotations
 
 import csv
@@ -7,9 +7,17 @@ import io
 
 import pytest
 
-from cumgain import _native_blocks, curves, native, reference_reading, run_names
+from cumgain import curves
+
+from cumgain.io.native import blocks as _native_blocks
+
+from cumgain.io.native import reader as native
+
+from cumgain.reference import reading as reference_reading
+
+from cumgain.io import run_names
 from cumgain.cli import main
-from cumgain.evaluator import evaluate
+from cumgain.engine.evaluator import evaluate
 from cumgain.trec_io import load_run, read_run
 
 QRELS = "q1 0 a 2\nq1 0 b 1\nq2 0 c 1\nq2 0 d 0\n"

@@ -423,7 +423,7 @@ def test_kernels_accept_read_only_arrays():
 
 from hypothesis import given, strategies as st  # noqa: E402
 
-from cumgain import reference_graded_extra as twins  # noqa: E402
+from cumgain.reference import graded_extra as twins  # noqa: E402
 
 
 @st.composite

@@ -40,8 +40,8 @@ def test_every_package_is_shipped():
         import pytest
         pytest.skip("not a source tree")
     text = (root / "pyproject.toml").read_text()
-    listed = set(re.findall(r'"([\w.]+)"', re.search(r"^packages = \[(.*)\]$", text,
-                                                      flags=re.M).group(1)))
+    listed = set(re.findall(r'"([\w.]+)"', re.search(r"^packages = \[(.*?)\]$", text,
+                                                      flags=re.M | re.S).group(1)))
     found = {str(path.parent.relative_to(root)).replace("/", ".")
              for top in ("cumgain", "cgcore") for path in (root / top).rglob("__init__.py")}
     assert found == listed

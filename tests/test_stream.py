@@ -17,7 +17,10 @@ import numpy as np
 import pytest
 
 import cumgain
-from cumgain import _native_blocks, _trec_bytes, reference_reading, stream, trec_io
+from cumgain import stream, trec_io
+from cumgain.io.native import blocks as _native_blocks
+from cumgain.io.trec import byte_stream as _trec_bytes
+from cumgain.reference import reading as reference_reading
 from cumgain.exceptions import FormatError, InputError
 
 MEASURES = ["map", "gm_map", "ndcg_cut_10", "P_5", "recip_rank", "num_rel", "num_ret",
@@ -238,7 +241,7 @@ def test_blocks_hold_the_reference_readers_rows(tmp_path):
     """iter_run_blocks over a topic-contiguous gzip file with comments, blank lines, CRLF
     ends, a BOM, extra fields, a line longer than a block and no final newline, in
     blocks of 64 bytes: the rows, line numbers and tag of the reference reader's
-    read_run (cumgain.reference_reading), and each data line's text as written."""
+    read_run (cumgain.reference.reading), and each data line's text as written."""
     data_lines = ["\ufeffa Q0 d1 1 2.5 t1", "a Q0 d2 2 -1e3 t1 extra", "b\tQ0 d3 3 inf t2\r",
                   "b Q0 " + "x" * 150 + " 4 .5 t3", "c Q0 d4 5 7 t4"]
     text = (data_lines[0] + "\n# a comment\n\n" + "\n".join(data_lines[1:])).encode()
@@ -288,10 +291,10 @@ def test_blocks_of_an_empty_file_and_bad_arguments(tmp_path):
 
 
 def test_means_are_the_evaluators_aggregate():
-    """One home for the mean: stream combines pieces with cumgain.evaluator.aggregate
+    """One home for the mean: stream combines pieces with cumgain.engine.evaluator.aggregate
     (sequential mean; sum for counts; exp of the mean log for gm_map; a mean over no
     topics is NaN, a sum 0)."""
-    from cumgain.evaluator import aggregate
+    from cumgain.engine.results import aggregate
     from cumgain.measures import parse_measures
 
     assert stream.aggregate is aggregate

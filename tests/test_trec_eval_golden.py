@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cumgain.evaluator import TopicsWarning, evaluate
+from cumgain.engine.evaluator import TopicsWarning, evaluate
 
 _shared = Path(__file__).resolve().parents[1].parent / "shared"
 SHARED = _shared if (_shared / "data").is_dir() else None

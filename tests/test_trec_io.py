@@ -22,7 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cumgain import _trec_bytes, _trec_lines, trec_io
+from cumgain import trec_io
+
+from cumgain.io.trec import byte_stream as _trec_bytes
+
+from cumgain.io.trec import lines as _trec_lines
 from cumgain.exceptions import FormatError, InputError
 from cumgain.trec_io import (
     DuplicatesDroppedWarning,

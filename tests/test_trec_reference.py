@@ -1,4 +1,4 @@
-"""cumgain.evaluate equals the literal port of trec_eval 10.0 (cumgain.reference_trec),
+"""cumgain.evaluate equals the literal port of trec_eval 10.0 (cumgain.reference.trec),
 bit for bit, per topic, for every measure over a ranking; and a few values by hand.
 
 The random topics have heavy score ties, levels 0..4 and negative ones (-1, -2: "in the
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import cumgain
-from cumgain import reference_trec as ref
+from cumgain.reference import trec as ref
 
 DEFAULT_MEASURES = [
     "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank", "P",

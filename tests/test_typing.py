@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 import cumgain
-from cumgain import dense, evaluator, native, stats, types, vectors
+from cumgain import stats, types, vectors
+from cumgain.engine import dense
+from cumgain.engine import evaluator
+from cumgain.io.native import reader as native
 from cumgain.exceptions import InputError
 from cumgain.measures import DISCOUNT_NAMES
 from cumgain.measures.binary import RECALL_ROUNDING

@@ -1,7 +1,7 @@
 """Every input through the native reader: runs whose topics come back (shuffled lines,
 concatenated shards, any interleaving), runs and qrels on streams (binary file objects,
 gzip streams, standard input), every duplicates policy; against the pure-Python
-reference reader (cumgain.reference_reading) on the same input: the same per-topic
+reference reader (cumgain.reference.reading) on the same input: the same per-topic
 values bit for bit, the same warnings, the same errors.
 """
 import gzip
@@ -18,8 +18,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import cumgain
 from cgcore import _trec
-from cumgain import _native_blocks, reference_reading, trec_io
-from cumgain.evaluator import TopicsWarning
+from cumgain import trec_io
+from cumgain.io.native import blocks as _native_blocks
+from cumgain.reference import reading as reference_reading
+from cumgain.engine.results import TopicsWarning
 from cumgain.exceptions import FormatError, InputError
 
 MEASURES = ["num_ret", "num_rel_ret", "map", "P.2,5", "recip_rank", "ndcg", "ndcg_cut.3",
@@ -427,3 +429,4 @@ def test_a_pipe_is_read_as_it_streams_and_again_from_its_copy(tmp_path, monkeypa
         for name in expected.values:
             np.testing.assert_array_equal(got.values[name], expected.values[name])
     assert list((tmp_path / "tmp").iterdir()) == []
+

@@ -284,8 +284,8 @@ def test_a_discount_array_still_needs_k_divisors():
 @pytest.fixture
 def one_gib_available(monkeypatch):
     """The memory available, as the vector API reads it, is 1 GiB."""
-    import cumgain.limits
-    monkeypatch.setattr(cumgain.limits, "available_memory", lambda: 1 << 30)
+    import cumgain.common.limits
+    monkeypatch.setattr(cumgain.common.limits, "available_memory", lambda: 1 << 30)
 
 
 @pytest.mark.parametrize("call, size", [

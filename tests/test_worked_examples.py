@@ -10,7 +10,7 @@ import pytest
 
 import cgcore
 import cumgain
-from cumgain import reference
+from cumgain.reference import kernels as reference
 
 G = [3, 2, 3, 0, 0, 1, 2, 2, 3, 0]
 I = [3, 3, 3, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0]

@@ -20,6 +20,7 @@ import sys
 import textwrap
 from typing import Callable, Optional, Sequence
 
+from cumgain.common.version import __version__
 from cumgain.exceptions import CumgainError, MissingDependencyError, naming
 
 EXIT_USAGE = 1          # trec_eval: usage, illegal measure
@@ -69,7 +70,7 @@ class SubcommandParser(Parser):
 
 def refuse_existing(path, overwrite: bool) -> None:
     """A usage error if ``path`` exists (a dangling link counts) and --overwrite is not
-    given; cumgain.atomic makes the same check again when it writes."""
+    given; cumgain.io.atomic makes the same check again when it writes."""
     if not overwrite and os.path.lexists(path):
         raise Failure(EXIT_USAGE, f"{os.fspath(path)} exists; pass --overwrite to replace it")
 
@@ -167,12 +168,12 @@ def write_text(text: str) -> None:
 
 def write_output(text: str, path: Optional[str], overwrite: bool) -> None:
     """The command's output: to standard output (``path`` None or ``-``), or to ``path``,
-    written whole or not at all (:mod:`cumgain.atomic`); an existing file is replaced
+    written whole or not at all (:mod:`cumgain.io.atomic`); an existing file is replaced
     only with ``overwrite``."""
     if path is None or path == "-":
         write_text(text)
         return
-    from cumgain.atomic import atomic_open
+    from cumgain.io.atomic import atomic_open
     with naming(path), atomic_open(path, "wb", overwrite=overwrite,
                                           hint="--overwrite") as stream:
         stream.write(text.encode("utf-8"))
@@ -218,7 +219,6 @@ def positive_int(text: str) -> int:
 
 
 def version() -> str:
-    from cumgain import __version__
     return __version__
 
 

@@ -12,7 +12,7 @@ with Friedman's test (Conover's pairs, Holm's correction). The gain schemes adap
 qrels' highest level L: binary (0 then L ones), ratio (0-1-10-...-10^(L-1)) and
 highest level only (L zeros then 1); for graded 0-3 qrels these are the paper's
 0-1-1-1, 0-1-10-100 and 0-0-0-1. Qrels with non-integer levels get the identity gain.
-Runs are named by :func:`cumgain.run_names.run_names` (the run tag where all its lines
+Runs are named by :func:`cumgain.io.run_names.run_names` (the run tag where all its lines
 agree, else the file name, made unique).
 """
 from __future__ import annotations
@@ -139,12 +139,12 @@ def _row_spellings(measures: Sequence[str], gains: Sequence[str], discount: Opti
 def run_compare(args: argparse.Namespace) -> int:
     """``cumgain compare``: evaluate, compare, print one report."""
     from cumgain import report, stats
-    from cumgain.evaluator import evaluate
+    from cumgain.engine.evaluator import evaluate
     from cumgain.exceptions import InputError
     from cumgain.gains import gain_mapping
     from cumgain.measures import parse_measures
-    from cumgain.native import prepare_qrels
-    from cumgain.run_names import run_names
+    from cumgain.trec_io import prepare_qrels
+    from cumgain.io.run_names import run_names
 
     if len(args.runs) < 2:
         raise Failure(EXIT_USAGE, "give at least two runs to compare")
@@ -242,7 +242,7 @@ def render(table, fmt: str) -> str:
     report writes them (runs as keys, marks after the means, a legend below); CSV, TSV,
     JSON and JSON lines from its records (full precision, the significance in words, the
     tests' details as columns)."""
-    from cumgain import formats
+    from cumgain.analysis import formats
     if fmt in ("markdown", "latex", "csv"):
         return table.render("md" if fmt == "markdown" else fmt)
     if fmt == "table":

@@ -51,10 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run_convert(args: argparse.Namespace) -> int:
     """``cumgain convert``: a run streamed (cumgain.convert), qrels read whole and written
     through Dask."""
-    from cumgain._optional import require
-    from cumgain.atomic import check_folder
+    from cumgain.common.optional import require
+    from cumgain.io.atomic import check_folder
     from cumgain.cli.base import refuse_existing
-    from cumgain.manifest import check_replaceable
+    from cumgain.scale.manifest import check_replaceable
 
     refuse_existing(args.output, args.overwrite)
     # What --overwrite may replace is checked before the (long) read, and again when the

@@ -15,7 +15,7 @@ import math
 from typing import Optional, Sequence
 
 from cumgain.cli import options
-from cumgain.progress import progress_bar
+from cumgain.common.progress import progress_bar
 from cumgain.cli.base import EXIT_INPUT, EXIT_NO_TOPICS, EXIT_USAGE, Failure, positive_int, \
     refuse_existing, topic_notes, write_output
 
@@ -190,12 +190,12 @@ def stopping_text(curves) -> str:
 def run_curves(args: argparse.Namespace) -> int:
     """``cumgain curves``: compute the curves, print the readings, plot on request."""
     from cumgain import curves as curves_module
-    from cumgain._optional import require
-    from cumgain.evaluator import rank
+    from cumgain.common.optional import require
+    from cumgain.engine.evaluator import rank
     from cumgain.exceptions import InputError
     from cumgain.gains import gain_mapping
-    from cumgain.native import prepare_qrels
-    from cumgain.run_names import run_names
+    from cumgain.trec_io import prepare_qrels
+    from cumgain.io.run_names import run_names
     from cumgain.vectors import discount_divisors
 
     kinds = list(dict.fromkeys(args.measures or ["nDCG"]))
@@ -312,7 +312,7 @@ def readings_table(computed: dict, ranks: Sequence[int], area_to: Optional[int],
                    fmt: str) -> str:
     """The readings of every set of curves as one table in ``fmt`` (a row per curve set,
     run and rank; the area to the ideal, per run, on each of its rows)."""
-    from cumgain import formats
+    from cumgain.analysis import formats
     from cumgain.curves import area_to_ideal, horizontal_reading, vertical_gaps
 
     columns = [formats.Column(name, kind) for name, kind in (

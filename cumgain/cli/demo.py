@@ -57,7 +57,7 @@ def _demo_measure(kind: str, k: int) -> str:
 def _demo_collection(out) -> dict:
     """Evaluate the generated collection; print the tables; return the results."""
     from cumgain.datasets import RUN_DEPTH, demo_collection
-    from cumgain.evaluator import evaluate
+    from cumgain.engine.evaluator import evaluate
 
     collection = demo_collection()
     levels = [level for topic in collection.topics for level in collection.qrels[topic].values()]

@@ -3,7 +3,7 @@ topic with ``-q``), in any output format.
 
 Measures in any supported spelling (trec_eval's, ir_measures', ranx's, the paper's);
 ``-g`` evaluates the graded ones under several gain schemes side by side. Runs are named
-by :func:`cumgain.run_names.run_names` (the run tag where all its lines agree, else the
+by :func:`cumgain.io.run_names.run_names` (the run tag where all its lines agree, else the
 file name, made unique).
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 
 from cumgain.cli import options
 from cumgain.cli.base import EXIT_NO_TOPICS, EXIT_USAGE, Failure, topic_notes, write_output
-from cumgain.progress import progress_bar
+from cumgain.common.progress import progress_bar
 
 HELP = "evaluate runs: any measure, gain schemes side by side, any output format"
 DEFAULT_MEASURES = ("nDCG@10", "P@10", "AP", "RR")
@@ -63,11 +63,11 @@ def _input_bytes(paths: Sequence[str]) -> Optional[int]:
 
 def run_evaluate(args: argparse.Namespace) -> int:
     """``cumgain evaluate``: several runs, one table."""
-    from cumgain import report_table
-    from cumgain.evaluator import evaluate
+    from cumgain.analysis import tables as report_table
+    from cumgain.engine.evaluator import evaluate
     from cumgain.measures import parse_measures
-    from cumgain.native import prepare_qrels
-    from cumgain.run_names import run_names
+    from cumgain.trec_io import prepare_qrels
+    from cumgain.io.run_names import run_names
 
     topics = options.topic_policy(args)
     options.check_inputs(args)
@@ -93,7 +93,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         if plain:
             judgments.append((prepare_qrels(args.qrels), plain))
         if diverse:
-            from cumgain.diversity import load_subtopics
+            from cumgain.engine.diversity import load_subtopics
             judgments.append((load_subtopics(args.qrels), diverse))
         progress.update()
         for path in args.runs:
@@ -131,7 +131,7 @@ def _joined(results: list):
     not among one's topics; the topic lists of each."""
     if len(results) == 1:
         return results[0]
-    from cumgain.evaluator import Evaluation
+    from cumgain.engine.results import Evaluation
 
     topics = tuple(sorted(set().union(*(result.topics for result in results))))
     values, means = {}, {}

@@ -23,7 +23,7 @@ from typing import Optional, Sequence
 
 from cumgain.cli.base import EXIT_USAGE, Failure, number, positive_int
 from cumgain.exceptions import InputError
-from cumgain.formats import ALIASES, FORMATS
+from cumgain.analysis.formats import ALIASES, FORMATS
 
 # --discount's names: the measures' names and the vector API's aliases of them
 DISCOUNT_ALIASES = {"jk": "tois", "jk2002": "tois", "research_note": "note",
@@ -60,7 +60,7 @@ def add_gains(parser: argparse.ArgumentParser, default_help: str) -> None:
 
 
 def add_topics(parser: argparse.ArgumentParser, many_runs: bool = True) -> None:
-    from cumgain.evaluator import TOPIC_POLICIES
+    from cumgain.engine.ranking_rules import TOPIC_POLICIES
     parser.add_argument("-c", "--complete", action="store_true",
                         help="evaluate every qrels topic; a run missing one scores 0 on it "
                              "(same as --topics qrels)")
@@ -90,7 +90,7 @@ def add_relevance(parser: argparse.ArgumentParser, depth_default: Optional[int] 
 
 
 def add_ranking(parser: argparse.ArgumentParser) -> None:
-    from cumgain.evaluator import SCORE_PRECISIONS, TIE_RULES
+    from cumgain.engine.ranking_rules import SCORE_PRECISIONS, TIE_RULES
     parser.add_argument("--ties", choices=TIE_RULES, default="docno_desc",
                         help="order of equal scores (default: trec_eval's docno_desc)")
     parser.add_argument("--seed", type=int, default=0,

@@ -2,7 +2,7 @@
 NIST trec_eval 10.0, the same options and the same output byte for byte.
 
 Every number comes from :func:`cumgain.evaluate`; the measure selection and the lines
-are :mod:`cumgain.report_trec`'s. ``--trec-eval-version 9`` reproduces trec_eval 9.0.8,
+are :mod:`cumgain.analysis.trec_output`'s. ``--trec-eval-version 9`` reproduces trec_eval 9.0.8,
 the version inside pytrec_eval. Errors go through :func:`cumgain.cli.base.run`.
 """
 from __future__ import annotations
@@ -111,7 +111,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _measure_help(arguments: list) -> str:
     """What the measures named by ``-m`` compute (trec_eval -h -m ...)."""
-    from cumgain import report_trec
+    from cumgain.analysis import trec_output as report_trec
     from cumgain.measures import parse_measures
 
     if not arguments:
@@ -129,22 +129,22 @@ def _measure_help(arguments: list) -> str:
 
 
 def _read_qrels(args):
-    from cumgain.native import prepare_qrels
+    from cumgain.trec_io import prepare_qrels
     if args.qrels_format == "qrels":
         return prepare_qrels(args.qrels)
     if args.qrels_format == "qrels_jg":
-        from cumgain.judgment_groups import load_judgment_groups
+        from cumgain.engine.judgment_groups import load_judgment_groups
         return load_judgment_groups(args.qrels)
-    from cumgain.preferences import load_preferences
+    from cumgain.engine.preferences import load_preferences
     return load_preferences(args.qrels, format=args.qrels_format)
 
 
 def run_trec_eval(args: argparse.Namespace) -> int:
     """``cumgain trec_eval``: evaluate one run and print trec_eval's lines."""
-    from cumgain import report_trec
+    from cumgain.analysis import trec_output as report_trec
     from cumgain.cli.base import EXIT_NO_TOPICS, EXIT_USAGE, Failure, plural, topic_list, \
         write_text
-    from cumgain.evaluator import evaluate
+    from cumgain.engine.evaluator import evaluate
     from cumgain.measures import parse_measures
     from cumgain.trec_io import load_run
 
@@ -169,7 +169,7 @@ def run_trec_eval(args: argparse.Namespace) -> int:
     version9 = args.trec_eval_version == "9"
     zscores = None
     if args.zscores is not None:
-        from cumgain.zscores import read_zscores
+        from cumgain.analysis.zscores import read_zscores
         zscores = read_zscores(args.zscores)
 
     qrels = _read_qrels(args)
@@ -193,7 +193,7 @@ def run_trec_eval(args: argparse.Namespace) -> int:
               f"(trec_eval 10.0 would stop here; use -c to score {'it' if one else 'them'} 0)",
               file=sys.stderr)
     if zscores is not None:
-        from cumgain.zscores import to_zscores
+        from cumgain.analysis.zscores import to_zscores
         result = to_zscores(result, zscores)
     hidden = result.missing_topics if (args.complete and version9) else ()
     if hidden:

@@ -23,7 +23,7 @@ direction of fewer surprises:
   crashing the process;
 * where trec_eval divides 0 by 0 (iprec_at_recall, 11pt_avg and Rprec_mult of a topic
   that ``judged_docs_only_flag`` leaves with no document) the value is 0, not NaN;
-* topics left out are announced with a :class:`cumgain.evaluator.TopicsWarning`
+* topics left out are announced with a :class:`cumgain.engine.evaluator.TopicsWarning`
   only when ``warn=True`` is passed to ``evaluate`` (pytrec_eval is silent).
 """
 from __future__ import annotations
@@ -34,11 +34,11 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Sequence, Union
 
 import numpy as np
 
-from cumgain.evaluator import evaluate as _evaluate
+from cumgain.engine.evaluator import evaluate as _evaluate
 from cumgain.exceptions import InputError
 from cumgain.measures import FAMILIES, NICKNAMES, TREC_NAMES, Measure, parse_measures
 from cumgain.measures.trec_names import NEW_IN_10
-from cumgain.native import PreparedQrels
+from cumgain.io.native.reader import PreparedQrels
 
 __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run",
            "supported_measures", "supported_nicknames"]

@@ -17,7 +17,7 @@ from cgcore import _measures as kernels
 from cumgain.exceptions import InputError
 from cumgain.gains import GainMapping, gain_mapping
 from cumgain.measures.base import GainsSpec, Measure
-from cumgain.ranked import (
+from cumgain.measures.ranked import (
     RankedBatch,
     Scratch,
     as_float64,

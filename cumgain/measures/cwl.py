@@ -51,7 +51,7 @@ from cumgain.exceptions import InputError
 from cumgain.measures.base import Family, register
 from cumgain.measures.batch import Batch, gain_mapping_of, mapping_key
 from cumgain.measures.parse import PARAMS
-from cumgain.ranked import tie_group_means
+from cumgain.measures.ranked import tie_group_means
 
 #: ir_measures' defaults (ir_measures/measures/rbp.py, nerr.py, inst.py, bpm.py).
 DEFAULT_RBP_P = 0.8

@@ -4,8 +4,8 @@ with ir_measures' names, aliases, parameters and defaults (its ``pyndeval`` prov
 (``α_nDCG``), ``NRBP``, ``nNRBP``, ``AP_IA`` (``MAP_IA``), ``P_IA@k``, ``StRecall@k``.
 
 They need subtopic judgments (ndeval's qrels, ``qid subtopic docno rel``), read by
-:func:`cumgain.diversity.load_subtopics` and passed to :func:`cumgain.evaluate` as the
-qrels; :mod:`cumgain.diversity` evaluates them and says exactly what they compute.
+:func:`cumgain.engine.diversity.load_subtopics` and passed to :func:`cumgain.evaluate` as the
+qrels; :mod:`cumgain.engine.diversity` evaluates them and says exactly what they compute.
 Notation of the formulas: g(i) = sum over the subtopics s the document at rank i is
 relevant to of (1 - alpha)^(documents relevant to s above i); S = the topic's subtopics
 with a relevant document; I(i) = S (1 - alpha)^(i-1); "the ideal" is ndeval's greedy
@@ -31,7 +31,7 @@ DEFAULT_BETA = 0.5
 def _needs_subtopics(measures: list, batch) -> list:
     raise InputError("the diversity measures need subtopic judgments (ndeval's qrels: qid "
                      "subtopic docno rel): read them with "
-                     "cumgain.diversity.load_subtopics and pass them as the qrels")
+                     "cumgain.engine.diversity.load_subtopics and pass them as the qrels")
 
 
 _SOURCE = "ndeval.c 4.5 (TREC Web track), run by pyndeval / ir_measures; "

@@ -15,7 +15,7 @@ import numpy as np
 import cgcore
 from cgcore import _measures as kernels
 from cgcore import _trec_measures as trec_kernels
-from cumgain.batch import Ragged
+from cumgain.common.batch import Ragged
 from cumgain.measures.base import Family, register
 from cumgain.measures.batch import Batch, mapping_key
 from cumgain.measures.binary import TREC_CUTOFFS

@@ -3,7 +3,7 @@
 
 Each is its base measure (``map``, ``P``, ``Rprec_mult``) computed against each
 judgment group's judgments alone, summed over the topic's groups in their byte order
-and divided by their number (trec_eval's ``m_*_avgjg.c``); :mod:`cumgain.judgment_groups`
+and divided by their number (trec_eval's ``m_*_avgjg.c``); :mod:`cumgain.engine.judgment_groups`
 reads the groups and evaluates them.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ def base_measure(measure: Measure) -> Measure:
 
 def _per_group(measures: list, batch) -> list:
     raise InputError("judgment-group measures need judgment groups (trec_eval -R qrels_jg): "
-                     "read them with cumgain.judgment_groups.load_judgment_groups")
+                     "read them with cumgain.engine.judgment_groups.load_judgment_groups")
 
 
 _SOURCE = "trec_eval m_{}.c (-R qrels_jg)"

@@ -26,7 +26,7 @@ import threading
 from typing import Any, Callable, Iterable, Optional, Union, get_args
 
 from cumgain.exceptions import InputError
-from cumgain.limits import MAX_RANK
+from cumgain.common.limits import MAX_RANK
 from cumgain.measures.base import FAMILIES, Family, Measure
 from cumgain.types import DiscountRule
 

@@ -1,9 +1,9 @@
 """trec_eval's preference measures (``-R prefs``, ``-R qrels_prefs``): how many of the
 preferences between documents that the judgments state a ranking fulfils.
 
-Computed from preference judgments (:mod:`cumgain.preferences`, which holds their
+Computed from preference judgments (:mod:`cumgain.engine.preferences`, which holds their
 definitions in full), not from a ranking joined with qrels: :func:`cumgain.evaluate`
-takes them when given a :class:`cumgain.preferences.Preferences` as the qrels.
+takes them when given a :class:`cumgain.engine.preferences.Preferences` as the qrels.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from cumgain.measures.base import Family, register
 
 def _from_preferences(measures: list, batch) -> list:
     raise InputError("preference measures need preference judgments (trec_eval -R prefs or "
-                     "-R qrels_prefs): read them with cumgain.preferences.load_preferences")
+                     "-R qrels_prefs): read them with cumgain.engine.preferences.load_preferences")
 
 
 _SOURCE = "trec_eval m_{}.c, form_prefs_counts.c (-R prefs)"

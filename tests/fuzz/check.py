@@ -4,7 +4,7 @@
 ``cumgain.evaluate`` on the files (the native reader, which reads every input itself
 and raises the reference reader's error for a bad one) must either raise an
 ``InputError`` (a ``ValueError`` naming the file and line) or return numbers; and the
-pure-Python reference reader (:mod:`cumgain.reference_reading`) on the same files must
+pure-Python reference reader (:mod:`cumgain.reference.reading`) on the same files must
 do exactly the same: the same error message, or bit-identical per-topic values and
 means; and so must the same evaluation against the qrels read once beforehand
 (``cumgain.prepare_qrels``), and against the qrels and run loaded first
@@ -53,11 +53,14 @@ import zlib
 import numpy as np
 
 from cgcore import _qrels
-from cumgain import _native_blocks, _trec_bytes, evaluator, reference_reading
-from cumgain import native as native_reader
-from cumgain.evaluator import evaluate
+from cumgain.io.native import blocks as _native_blocks
+from cumgain.io.trec import byte_stream as _trec_bytes
+from cumgain.engine import evaluator
+from cumgain.reference import reading as reference_reading
+from cumgain.io.native import reader as native_reader
+from cumgain.engine.evaluator import evaluate
 from cumgain.exceptions import InputError
-from cumgain.native import prepare_qrels
+from cumgain.trec_io import prepare_qrels
 from cumgain.trec_io import load_qrels, load_run
 
 MEASURES = ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank",

@@ -52,12 +52,13 @@ import atheris
 # uninstrumented: atheris' hooks there cost 3x the run time and add no path through the
 # readers.
 # FUZZ_INSTRUMENT=all instruments every cumgain module.
-INSTRUMENTED = {"cumgain", "cumgain.native", "cumgain._native_blocks", "cumgain.trec_io",
-                "cumgain._trec_bytes", "cumgain._trec_lines", "cumgain._trec_tables",
-                "cumgain._trec_frontends", "cumgain.reference_reading",
-                "cumgain.evaluator", "cumgain.exceptions"}
+INSTRUMENTED = {"cumgain", "cumgain.io.native.reader", "cumgain.io.native.blocks",
+                "cumgain.trec_io",
+                "cumgain.io.trec.byte_stream", "cumgain.io.trec.lines", "cumgain.io.trec.tables",
+                "cumgain.io.trec.frontends", "cumgain.reference.reading",
+                "cumgain.engine.evaluator", "cumgain.exceptions"}
 # The native targets, for volume, instrument only the bridge to the compiled reader.
-INSTRUMENTED_NATIVE = {"cumgain.native", "cumgain._native_blocks"}
+INSTRUMENTED_NATIVE = {"cumgain.io.native.reader", "cumgain.io.native.blocks"}
 TARGET = sys.argv.pop(1) if len(sys.argv) > 1 and not sys.argv[1].startswith("-") \
     and not os.path.isdir(sys.argv[1]) else "files"
 

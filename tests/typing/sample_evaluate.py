@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 import cumgain
-from cumgain.native import PreparedQrels
+from cumgain.io.native.reader import PreparedQrels
 from cumgain.stats import Comparison, PairwiseResult, compare
 from cumgain.report import Report, significance_table
 from cumgain.trec_io import Qrels
@@ -112,3 +112,14 @@ def comparison() -> str:
 def wrong_test_is_refused() -> None:
     compare({"A": {"1": 0.1, "2": 0.2}, "B": {"1": 0.3, "2": 0.4}},
             test="t-test")  # type: ignore[arg-type]
+
+
+def submodules_as_attributes() -> float:
+    """The public submodules reached from ``import cumgain`` alone (imported on first
+    use), with their types."""
+    runs = {name: cumgain.evaluate(QRELS, run, ["P_2"]) for name, run in (("A", RUN),
+                                                                         ("B", OTHER_RUN))}
+    result = cumgain.stats.compare(runs, "P_2", test="ttest")
+    assert_type(result, Comparison)
+    assert_type(cumgain.trec_io.load_qrels(QRELS), Qrels)
+    return result.means["A"]

@@ -1,0 +1,3 @@
+"""Small modules every layer shares: ragged batches, limits, optional dependencies,
+display helpers, progress bars.
+"""

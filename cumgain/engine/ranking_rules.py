@@ -1,0 +1,80 @@
+"""The ranking rules every evaluator shares: the policies' allowed values, docnos as
+ids in byte order, the scores as compared (``score_precision``), and each topic's ranked
+order under a tie rule cut at a depth."""
+from __future__ import annotations
+
+from typing import Any, Optional, get_args
+
+import numpy as np
+
+from cgcore import _measures as kernels
+from cgcore import _trec
+from cumgain.common.limits import whole_number
+from cumgain.exceptions import InputError
+from cumgain.measures.ranked import offsets_from_counts, positions_in_topic, topic_of_rows
+from cumgain.types import ScorePrecision, TieRule, TopicPolicy
+
+
+TIE_RULES: tuple[TieRule, ...] = get_args(TieRule)
+SCORE_PRECISIONS: tuple[ScorePrecision, ...] = get_args(ScorePrecision)
+TOPIC_POLICIES: tuple[TopicPolicy, ...] = get_args(TopicPolicy)
+
+
+def _check_choice(value: Any, allowed: tuple[str, ...], name: str) -> str:
+    if value not in allowed:
+        raise InputError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
+
+
+def _docno_ids(docnos: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each docno's position in the sorted vocabulary (code-point order of str = byte
+    order of UTF-8), and the vocabulary's size (at least 1). numpy's fixed-width
+    strings are fast but drop trailing NULs ("d\\x00" would equal "d"): where a docno
+    ends in one, Python's strings are sorted instead."""
+    if len(docnos) == 0:
+        return np.zeros(0, dtype=np.int64), 1
+    fixed = docnos.astype(str)
+    texts = docnos.tolist()
+    if (np.char.str_len(fixed) == np.fromiter(map(len, texts), np.int64, len(texts))).all():
+        vocabulary, ids = np.unique(fixed, return_inverse=True)
+        return ids.reshape(-1).astype(np.int64), max(len(vocabulary), 1)
+    index = {docno: i for i, docno in enumerate(sorted(set(texts)))}
+    return np.fromiter(map(index.__getitem__, texts), np.int64, len(texts)), max(len(index), 1)
+
+
+def compared_scores(scores: np.ndarray, score_precision: ScorePrecision) -> np.ndarray:
+    """The scores as float64, rounded to float32 first under score_precision="float32"
+    (beyond float32's range: +-inf, as in C)."""
+    scores = scores.astype(np.float64)
+    if score_precision == "float32":
+        with np.errstate(over="ignore"):
+            scores = scores.astype(np.float32).astype(np.float64)
+    return scores
+
+
+def ranked_order(scores: np.ndarray, doc_ids: np.ndarray, offsets: np.ndarray, *,
+                 ties: TieRule, seed: int, depth: Optional[int]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Each topic's rows ranked by score, descending, ties broken by the tie rule
+    (``doc_ids`` in docno byte order), cut at ``depth``: (the ranked offsets, the rows
+    in ranked order)."""
+    if ties in ("docno_desc", "average"):
+        tie_keys = -doc_ids
+    elif ties == "docno_asc":
+        tie_keys = doc_ids
+    elif ties == "input_order":
+        tie_keys = np.arange(len(scores), dtype=np.int64)
+    else:
+        tie_keys = _trec.random_tie_keys(seed, positions_in_topic(offsets))
+    order = kernels.rank_topics(scores, np.ascontiguousarray(tie_keys, np.int64), offsets)
+    topic = topic_of_rows(offsets)
+    keep = np.ones(len(order), dtype=bool) if depth is None else \
+        positions_in_topic(offsets) < depth
+    counts = np.bincount(topic[keep], minlength=len(offsets) - 1)
+    return offsets_from_counts(counts), order[keep]
+
+
+def _check_depth(depth: Any) -> None:
+    """``depth`` is None or a whole number from 1 to MAX_RANK (cumgain.common.limits)."""
+    if depth is not None:
+        whole_number(depth, "depth")

@@ -1,0 +1,816 @@
+"""How the bytes of a TREC text reach the native parsers (``cgcore._trec``,
+``cgcore._qrels``): in blocks of whole lines, from a plain file (in parts read side by
+side by several threads), a gzip file, standard input, a pipe, a FIFO, a character
+device or a Python binary file object; and, when a parser stops, what it stopped at
+(:class:`Stop`), kept so that the error is worded without reading anything again.
+
+Every source but a plain file by path goes through :func:`cumgain.io.trec.byte_stream._text_chunks`,
+the reference reader's own decoding (gzip by its magic bytes, members and padding, the
+header checks ``gzip -t`` makes, other compressions refused, a byte order mark
+dropped), so that both readers take and refuse the same bytes with the same words.
+"""
+from __future__ import annotations
+
+import io
+import os
+import queue
+import re
+import stat
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from typing import Any, BinaryIO, Callable, Iterator, Optional
+
+from cgcore import _trec
+from cumgain.io.trec.byte_stream import _MAGIC_BYTES, _batches, _Compressed, _compression_message, \
+    _Corrupt, compression_of
+from cumgain.exceptions import FormatError, naming
+from cumgain.common.limits import MAX_THREADS, whole_number
+
+BLOCK = 1 << 20          # read 1 MiB at a time (the block stays in the L2 cache while parsed)
+GZIP_MAGIC = b"\x1f\x8b"
+BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why a parser stopped reading its part, with what the error message needs.
+
+    ``kind``: "line" (a line the parser refused: ``text`` its bytes, at least the
+    first max_line + 1 of a longer one), "long" (a line longer than the limit, met
+    before it ended: ``text`` its first bytes), "gzip" (the gzip data is corrupt after
+    line ``line``: ``detail`` says how), "compressed" (another compression: ``detail``),
+    "not_grouped" (a run topic came back after another), "raised" (``error``, worded
+    already: a gzip stream's, see stream_blocks), "qrels_duplicate" (a ranker
+    met a docno twice in a topic of a table finished unchecked), "too_big" (past what
+    the compiled layout holds). ``line``: 1-based within the part (0: none)."""
+
+    kind: str
+    line: int = 0
+    text: bytes = b""
+    detail: str = ""
+    error: Optional[Exception] = None   # "raised": the error, worded already
+
+
+class _LineTooLong(Exception):
+    """A line longer than the limit, met before its end (``prefix``: its first bytes)."""
+
+    def __init__(self, prefix: bytes):
+        super().__init__()
+        self.prefix = prefix
+
+
+def _blocks(stream, limit: int = -1, bom: bool = True, buffer: Optional[bytearray] = None,
+            max_line: int = -1, head: bytes = b"", rotate: int = 1):
+    """Blocks of whole lines, read into one reused buffer (``buffer``, else a new one of
+    BLOCK bytes; a memoryview of it each: valid until the next block is read; with
+    ``rotate`` > 1, ``rotate`` buffers taken in turn: valid until ``rotate`` - 1 more
+    are read, see read_ahead), from at most ``limit`` bytes (-1: to the end), after the
+    bytes ``head`` already read; a UTF-8 byte order mark at the start is dropped if
+    ``bom``. The unfinished line at a block's end moves to the front for the next read;
+    a line longer than the buffer doubles it (linear overall), unless it is longer than
+    ``max_line`` bytes (>= 0; -1: no limit): then _LineTooLong, so that the buffer never
+    grows past about twice the limit (the parser stops at a complete line that long)."""
+    buffer = bytearray(max(BLOCK, 2 * len(head))) if buffer is None else buffer
+    buffers, turn = [buffer] + [bytearray(len(buffer)) for _ in range(rotate - 1)], 0
+    remaining = limit if limit >= 0 else -1
+    held = len(head)                            # bytes at the front not yet yielded
+    buffer[:held] = head
+    if bom:
+        while held < len(BOM) and remaining != 0:
+            more = stream.read(len(BOM) - held if remaining < 0
+                               else min(len(BOM) - held, remaining))
+            if not more:
+                break
+            buffer[held:held + len(more)] = more
+            held += len(more)
+            remaining -= len(more) if remaining >= 0 else 0
+        if bytes(buffer[:len(BOM)]) == BOM and held >= len(BOM):
+            buffer[:held - len(BOM)] = buffer[len(BOM):held]
+            held -= len(BOM)
+    readinto = getattr(stream, "readinto", None)
+    while remaining != 0:
+        if held == len(buffer):
+            if 0 <= max_line < held:        # all of it one unfinished line
+                raise _LineTooLong(bytes(buffer[:max_line]))
+            grown = bytearray(2 * len(buffer))
+            grown[:held] = buffer
+            buffer = buffers[turn] = grown
+        room = len(buffer) - held if remaining < 0 else min(len(buffer) - held, remaining)
+        if readinto is not None:
+            with memoryview(buffer) as view:
+                count = readinto(view[held:held + room])
+        else:
+            more = stream.read(room)
+            count = len(more)
+            buffer[held:held + count] = more
+        if not count:
+            break
+        remaining -= count if remaining >= 0 else 0
+        end = held + count
+        cut = buffer.rfind(b"\n", held, end) + 1    # the held bytes have no newline
+        if cut == 0:
+            held = end
+            continue
+        yield memoryview(buffer)[:cut]
+        held = end - cut
+        buffer = _next_buffer(buffers, turn := (turn + 1) % rotate, buffer, cut, end)
+    if held:
+        yield memoryview(buffer)[:held]
+
+
+def _next_buffer(buffers: list, turn: int, buffer: bytearray, cut: int,
+                 end: int) -> bytearray:
+    """Buffer ``turn`` of ``buffers`` (grown to the size of ``buffer`` if smaller),
+    with ``buffer[cut:end]`` (an unfinished line) moved to its front."""
+    following = buffers[turn]
+    if following is not buffer and len(following) < len(buffer):
+        following = buffers[turn] = bytearray(len(buffer))
+    following[:end - cut] = buffer[cut:end]
+    return following
+
+
+READ_AHEAD_ROTATE = 3       # the buffers read_ahead's blocks rotate through
+
+
+class read_ahead:
+    """The blocks of ``blocks`` (made with ``rotate=READ_AHEAD_ROTATE``), read by a
+    helper thread one block ahead of the caller: reading a stream (a pipe's copy, a
+    gzip stream's decompression, both without the GIL) overlaps the parsing of the
+    block before. An exception of the reading is raised here, in its turn. Closed
+    early (a bad line), the helper ends after the block it reads; ``close(wait=True)``
+    waits for that (before the stream is read by someone else)."""
+
+    _END = object()
+
+    def __init__(self, blocks: Iterator[memoryview]):
+        self.ready: queue.Queue = queue.Queue(maxsize=1)
+        self.stopping = threading.Event()
+        self.blocks = blocks
+        self.helper = threading.Thread(target=self._read, daemon=True)
+        self.helper.start()
+
+    def _read(self) -> None:
+        try:
+            for block in self.blocks:
+                while not self.stopping.is_set():
+                    try:
+                        self.ready.put((block, None), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if self.stopping.is_set():
+                    return
+            self.ready.put((self._END, None))
+        except BaseException as error:  # noqa: BLE001 - raised again in the caller's thread
+            self.ready.put((self._END, error))
+
+    def __iter__(self) -> Iterator[memoryview]:
+        return self
+
+    def __next__(self) -> memoryview:
+        if self.stopping.is_set():
+            raise StopIteration
+        block, error = self.ready.get()
+        if block is self._END:
+            self.stopping.set()
+            self.helper.join()
+            if error is not None:
+                try:
+                    raise error
+                finally:                # (no cycle: error -> traceback -> this frame)
+                    error = None
+            raise StopIteration
+        return block
+
+    def close(self, wait: bool = False) -> None:
+        self.stopping.set()
+        if wait:
+            while self.helper.is_alive():
+                try:                    # (a helper waiting to hand a block over)
+                    self.ready.get(timeout=0.05)
+                except queue.Empty:
+                    pass
+            self.helper.join()
+
+    def __del__(self) -> None:
+        self.stopping.set()
+
+
+class Spill:
+    """A copy of a stream that cannot be read again (a pipe), kept as it is read (see
+    Tee): in an anonymous temporary file (deleted by the system when closed: nothing
+    is left behind), or, from the first write that fails (no room, no temporary
+    folder), in memory. So that a run piped in is read as it streams, in bounded
+    memory, and, if a topic comes back, read again from its start: the copy, then the
+    rest of the stream (:meth:`then`)."""
+
+    def __init__(self):
+        self.memory: list = []
+        try:
+            self.file: Optional[BinaryIO] = tempfile.TemporaryFile(buffering=0)
+        except OSError:
+            self.file = None
+
+    def write(self, data) -> None:
+        if self.file is not None and not self.memory:
+            try:
+                self.file.write(data)
+                return
+            except OSError:
+                pass
+        self.memory.append(bytes(data))
+
+    def then(self, name: str, stream: BinaryIO) -> "Source":
+        """The stream read again from its start: this copy of what was read of it, then
+        the rest of it (named as the stream, to be read once)."""
+        parts = []
+        if self.file is not None:
+            self.file.seek(0)
+            parts.append(self.file)
+        if self.memory:
+            parts.append(io.BytesIO(b"".join(self.memory)))
+            self.memory = []
+        return Source(name, stream=_Joined(parts + [stream]))
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
+class Tee(io.RawIOBase):
+    """``stream`` read as it is, everything read also written to a Spill."""
+
+    def __init__(self, stream: BinaryIO, spill: Spill):
+        self.stream, self.spill = stream, spill
+        self._readinto = getattr(stream, "readinto", None)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self._readinto is not None:
+            count = self._readinto(buffer)
+        else:
+            data = self.stream.read(len(buffer))
+            count = len(data)
+            buffer[:count] = data
+        if count:
+            with memoryview(buffer) as view:
+                self.spill.write(view[:count])
+        return count or 0
+
+
+class _Joined(io.RawIOBase):
+    """Streams read one after the other, as one (read once)."""
+
+    def __init__(self, parts: list):
+        self.parts, self.at = parts, 0
+        self._readintos = [getattr(part, "readinto", None) for part in parts]
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while self.at < len(self.parts):
+            readinto = self._readintos[self.at]
+            if readinto is not None:
+                count = readinto(buffer)
+            else:
+                data = self.parts[self.at].read(len(buffer))
+                count = len(data)
+                buffer[:count] = data
+            if count:
+                return count
+            self.at += 1
+        return 0
+
+
+def stream_blocks(stream: BinaryIO, max_line: int = -1, rotate: int = 1, name: str = ""):
+    """Blocks of whole lines of a binary stream (standard input, a pipe, a file object):
+    a plain stream read straight into the block buffer (``rotate``: see _blocks),
+    another compression refused (_Compressed), a byte order mark dropped. A gzip
+    stream (by its magic) is decoded and cut in batches of lines by the reference
+    reader's own code (_batches, which raises the FormatError of a corrupt stream, a
+    line too long or a compression inside, naming ``name``): the lines decoded just
+    before a corrupt point can be garbage, and a batch's lines are parsed only once the
+    next batch has been decoded, as the reference reader parses them."""
+    head = stream.read(_MAGIC_BYTES)
+    while 0 < len(head) < _MAGIC_BYTES:         # a short read must not hide a magic
+        more = stream.read(_MAGIC_BYTES - len(head))
+        if not more:
+            break
+        head += more
+    if head.startswith(GZIP_MAGIC):
+        return (memoryview(text) for text, _ in _batches(_Prefixed(head, stream), name,
+                                                         max_line if max_line >= 0
+                                                         else sys.maxsize))
+    name = compression_of(head)
+    if name is not None:
+        raise _Compressed(_compression_message(name, False))
+    return _blocks(stream, max_line=max_line, head=head, rotate=rotate)
+
+
+class _Prefixed:
+    """A stream whose first bytes were read already (``head``): read() gives them first."""
+
+    def __init__(self, head: bytes, stream: BinaryIO):
+        self.head, self.stream = head, stream
+
+    def read(self, n: int = -1) -> bytes:
+        if self.head:
+            if n < 0 or n >= len(self.head):
+                head, self.head = self.head, b""
+                return head + (self.stream.read(n - len(head)) if n > len(head) else
+                               self.stream.read() if n < 0 else b"")
+            head, self.head = self.head[:n], self.head[n:]
+            return head
+        return self.stream.read(n)
+
+
+def _line_of(block: memoryview, offset: int, max_line: int) -> bytes:
+    """The line starting at ``offset`` of ``block``, without its newline (at most
+    ``max_line`` + 1 bytes: enough to tell it is too long)."""
+    end = len(block) if max_line < 0 else min(len(block), offset + max_line + 1)
+    text = bytes(block[offset:end])
+    newline = text.find(b"\n")
+    return text if newline < 0 else text[:newline]
+
+
+def status_stop(parser, status: int, block: Optional[memoryview] = None,
+                max_line: int = -1) -> Stop:
+    """The Stop for a parser's status that is not OK (``block``: what it was fed, for
+    the bytes of a bad line)."""
+    if status in (_trec.STATUS_BAD_LINE, _trec.STATUS_NOT_GROUPED) and block is not None:
+        text = _line_of(block, parser.stop_offset, max_line)
+    else:
+        text = b""
+    if status == _trec.STATUS_BAD_LINE:
+        return Stop("line", parser.status_line, text)
+    kind = {_trec.STATUS_NOT_GROUPED: "not_grouped", _trec.STATUS_NO_MEMORY: "memory",
+            _trec.STATUS_QRELS_DUPLICATE: "qrels_duplicate",
+            _trec.STATUS_TOO_BIG: "too_big"}.get(status, f"status {status}")
+    return Stop(kind, getattr(parser, "status_line", 0), text,
+                detail=str(parser.failed_bytes) if status == _trec.STATUS_NO_MEMORY else "")
+
+
+def feed_blocks(parser, blocks, max_line: int = -1) -> Optional[Stop]:
+    """Feed blocks of whole lines to ``parser`` (a RunRanker or a QrelsTable): None once
+    all are in, else why it stopped (see status_stop; the bytes of a bad line are kept
+    with it). Errors of the blocks themselves (a line too long, a corrupt gzip stream,
+    another compression) become Stops too; OSError passes."""
+    try:
+        for block in blocks:
+            status = parser.feed(block)
+            if status != _trec.STATUS_OK:
+                return status_stop(parser, status, block, max_line)
+    except _LineTooLong as error:
+        return Stop("long", parser.lines_seen + 1, error.prefix)
+    except _Corrupt as error:
+        return Stop("gzip", parser.lines_seen, detail=str(error))
+    except _Compressed as error:
+        return Stop("compressed", detail=str(error))
+    except FormatError as error:        # (worded by the reference reader's _batches)
+        return Stop("raised", error=error)
+    return None
+
+
+# ---------------------------------------------------------------- where the input is
+
+@dataclass(frozen=True)
+class Source:
+    """An input as the native reader reads it. ``path``: a plain or gzip file by path
+    (else None); ``stream``: a binary stream (standard input, a file object); ``name``:
+    how errors name it; ``plain``: a plain (not compressed) regular file by path, read
+    in parts; ``rewind``: for a seekable stream, the offset to read it again from
+    (None: it cannot be read again; a run of it is copied as it is read, see Spill)."""
+
+    name: str
+    path: Optional[str] = None
+    stream: Optional[BinaryIO] = None
+    plain: bool = False
+    rewind: Optional[int] = None
+
+    def blocks(self, max_line: int, spill: Optional[Spill] = None) -> read_ahead:
+        """The whole-line blocks of the input, from its start, read one block ahead by a
+        helper thread (see read_ahead); what is read of a stream is also copied to
+        ``spill`` if given."""
+        return read_ahead(self._blocks(max_line, spill))
+
+    def _blocks(self, max_line: int, spill: Optional[Spill]):
+        if self.path is not None:
+            with open(self.path, "rb") as raw:
+                yield from stream_blocks(raw, max_line, READ_AHEAD_ROTATE, self.name)
+            return
+        if self.rewind is not None:
+            self.stream.seek(self.rewind)
+        stream = self.stream if spill is None else Tee(self.stream, spill)
+        yield from stream_blocks(stream, max_line, READ_AHEAD_ROTATE, self.name)
+
+    @property
+    def again(self) -> bool:
+        """Whether the input can be read a second time."""
+        return self.path is not None or self.rewind is not None
+
+
+def is_stream(obj: Any) -> bool:
+    """Whether ``obj`` is a binary stream the readers take: an object with ``read``
+    that is not a text stream (io.BufferedReader, io.BytesIO, gzip.GzipFile,
+    sys.stdin.buffer, a socket's makefile("rb"), ...)."""
+    return callable(getattr(obj, "read", None)) and not isinstance(
+        obj, (str, bytes, os.PathLike, io.TextIOBase))
+
+
+def is_text_stream(obj: Any) -> bool:
+    """Whether ``obj`` is a text stream (sys.stdin, open(path)): refused, as its
+    bytes are what the readers read (give ``.buffer`` or open it with "rb")."""
+    return isinstance(obj, io.TextIOBase)
+
+
+def source_of(obj: Any) -> Optional[Source]:
+    """The Source of a path (``"-"``: standard input) or a binary stream, or None for
+    anything else. A path is only checked to be a str or os.PathLike here: opening
+    it raises what ``open`` raises, naming it."""
+    if isinstance(obj, str) and obj == "-":
+        return _stream_source(sys.stdin.buffer, "<stdin>")
+    if isinstance(obj, (str, os.PathLike)):
+        path = os.fspath(obj)
+        path = os.fsdecode(path) if isinstance(path, bytes) else path
+        return Source(path, path=path, plain=_plain_file(path))
+    if is_stream(obj):
+        name = getattr(obj, "name", None)
+        return _stream_source(obj, name if isinstance(name, str) else "<stream>")
+    return None
+
+
+def _stream_source(stream: BinaryIO, name: str) -> Source:
+    rewind = None
+    try:
+        if stream.seekable():
+            rewind = stream.tell()
+    except (AttributeError, OSError, ValueError):
+        rewind = None
+    return Source(name, stream=stream, rewind=rewind)
+
+
+def _plain_file(path: str) -> bool:
+    """Whether ``path`` is a regular file that does not start with the gzip magic (one
+    to read in parts); False for anything else, or anything that cannot be opened
+    (then reading it says why)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with open(path, "rb") as raw:
+            head = raw.read(_MAGIC_BYTES)
+    except OSError:
+        return False
+    return not head.startswith(GZIP_MAGIC) and compression_of(head) is None
+
+
+# ---------------------------------------------------------------- threads and parts
+
+PARTS_PER_THREAD = 8        # work split between threads is cut in up to this many parts
+                            # per thread, handed out in turn (the cores of a virtual
+                            # machine may run at unequal speeds, and a thread left
+                            # without a part waits for the others' last ones)
+
+
+def parts_for(threads: int) -> int:
+    """How many parts work for ``threads`` threads is cut in: PARTS_PER_THREAD per
+    thread, or one for one thread."""
+    return threads * PARTS_PER_THREAD if threads > 1 else 1
+
+
+def in_threads(work, parts: int) -> None:
+    """``work(part)`` for each part in range(parts), each in its own thread (the first
+    in this one)."""
+    helpers = [threading.Thread(target=work, args=(part,)) for part in range(1, parts)]
+    for helper in helpers:
+        helper.start()
+    try:
+        work(0)
+    finally:
+        for helper in helpers:
+            helper.join()
+
+
+def parts_in_turn(parsers: list, threads: int, read: Callable[[int], Optional[Stop]],
+                  join: Callable[[Any, Any], Optional[Stop]],
+                  order: Optional[list] = None):
+    """``read(part)`` (None if the part was read without a stop, else the Stop) for
+    each part, by whichever of ``threads`` threads is free (the first is this one), so
+    that a thread on a slower core reads fewer parts; the thread that completes the
+    next parts in order joins them to ``parsers[0]`` (``join(first, other)``: None, or
+    the Stop of the joined part) while the others read on. ``order``: the order the
+    parts are handed out in (default: 0, 1, ...). Returns the per-part Stops (all
+    None: ``parsers[0]`` holds every part). After a stop in a part, only parts before
+    it are still taken, so that the first stop in file order is known; after a
+    "not_grouped" stop, none. An exception in any thread stops the others' work and
+    is raised here."""
+    stops: list = [None] * len(parsers)
+    done = [False] * len(parsers)
+    errors: list = []
+    lock = threading.Lock()
+    order = list(range(len(parsers))) if order is None else order
+    taken = merged = 0                  # parts handed out (of order); parts in parsers[0]
+    merging = failed = False
+    below = len(parsers)                # only parts before this one are still taken
+
+    def merge() -> None:
+        """Join the parts read, in order, until the next is not read yet."""
+        nonlocal merged, merging, failed, below
+        while True:
+            with lock:
+                if failed or merged == len(parsers) or not done[merged]:
+                    merging = False
+                    return
+                part = merged
+            stop = join(parsers[0], parsers[part]) if part > 0 else None
+            with lock:
+                if stop is not None:
+                    stops[part], failed, merging = stop, True, False
+                    below = 0 if stop.kind == "not_grouped" else min(below, part)
+                    return
+                merged += 1
+
+    def work(_: int) -> None:
+        nonlocal taken, merging, failed, below
+        try:
+            while True:
+                with lock:
+                    while taken < len(order) and order[taken] >= below:
+                        taken += 1              # (past a stop: not needed)
+                    if taken == len(order):
+                        return
+                    part, taken = order[taken], taken + 1
+                stop = read(part)
+                with lock:
+                    done[part] = stop is None
+                    if stop is not None:
+                        stops[part], failed = stop, True
+                        below = 0 if stop.kind == "not_grouped" else min(below, part)
+                    if merging:
+                        continue
+                    merging = True
+                merge()
+        except BaseException as error:  # noqa: BLE001 - raised again in the caller's thread
+            with lock:
+                errors.append(error)
+                failed, below = True, 0
+
+    in_threads(work, min(threads, len(parsers)))
+    if errors:
+        raise errors[0]
+    return stops
+
+
+PART_BYTES = 1 << 22        # a plain file is read in parallel parts of at least 4 MiB
+MAX_AUTO_THREADS = 4        # threads=None uses the available cores, at most this many
+SEARCH_BYTES = 1 << 24      # how far to look for the start of a line or a run topic
+SHORT_PARTS_PER_THREAD = 2  # a file's last parts, this many per thread, are a quarter the
+SHORT_PART_SHARE = 4        # size of the others: the threads run out of parts closer
+                            # together (the last part read is the one waited for)
+
+
+def available_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:      # not on Linux
+        return os.cpu_count() or 1
+
+
+def check_threads(threads: Any) -> None:
+    """``threads`` is None or a whole number from 1 to MAX_THREADS (cumgain.common.limits)."""
+    if threads is not None:
+        whole_number(threads, "threads", high=MAX_THREADS)
+
+
+def auto_threads(threads: Optional[int]) -> int:
+    """``threads``, or for None the available cores, at most MAX_AUTO_THREADS."""
+    return min(available_cores(), MAX_AUTO_THREADS) if threads is None else threads
+
+
+PROBE_BYTES = 1 << 21       # a probe for a line's topic reads at most this much
+_FIRST_READ = 1 << 12       # ... starting with this much (the usual line is < 100 bytes)
+_END = object()             # what a probe finds past the last data line
+_LONG = object()            # ... and where it would read more than PROBE_BYTES
+
+
+# The start of a data line: at a line start, spaces, then a byte that is neither a
+# space, a newline nor "#" (so blank and comment lines are passed over by one search,
+# in C); then the first field of a line (C isspace but the newline separates fields)
+# and what ends it: a space, the newline, or nothing (the end of what was read).
+_DATA_LINE = re.compile(rb"^[ \t\r\v\f]*[^ \t\r\v\f\n#]", re.MULTILINE)
+_FIRST_FIELD = re.compile(rb"[ \t\r\v\f]*([^ \t\r\v\f\n]*)([ \t\r\v\f\n]?)")
+
+
+def _probe(raw, x: int):
+    """The first data line that starts at or after offset ``x`` of ``raw`` (comment and
+    blank lines passed over, as the parsers do): ``(start, topic)``; _END if there is
+    none, _LONG if finding it takes reading more than PROBE_BYTES. Only the topic of
+    the line is read, not the rest (a line with a long docno costs nothing more)."""
+    base = max(x - 1, 0)
+    raw.seek(base)
+    window = raw.read(_FIRST_READ)
+    eof = len(window) < _FIRST_READ
+    at = -1 if x > 0 else 0     # a line start to search from (-1: past the first newline)
+    while True:
+        if at < 0:
+            newline = window.find(b"\n")
+            at = newline + 1 if newline >= 0 else -1
+        if at >= 0:
+            found = _DATA_LINE.search(window, at)
+            if found is not None:
+                field = _FIRST_FIELD.match(window, found.start())
+                if field.group(2) or eof:
+                    return base + found.start(), field.group(1)
+                at = found.start()              # the field goes on past what was read
+            else:
+                at = window.rfind(b"\n", at) + 1 or at   # (the unfinished last line)
+        if eof:
+            return _END
+        if len(window) >= PROBE_BYTES:
+            return _LONG
+        wanted = min(len(window), PROBE_BYTES - len(window))
+        more = raw.read(wanted)
+        eof = len(more) < wanted
+        window += more
+
+
+def _next_start(raw, offset: int) -> Optional[int]:
+    """The file offset of a line after the line holding ``offset`` that starts a run
+    topic: its topic (first field) differs from the data line before it; for topics
+    that come one after another, the first such line. Comment and blank lines are
+    passed over, as the parsers do. None if there is none within SEARCH_BYTES, or if a
+    line longer than PROBE_BYTES is in the way.
+
+    A bounded search, not a scan: it probes the lines at doubling distances until one
+    has another topic (or the file ends), then halves the gap between a line of the
+    first topic and one of another until they are next to each other. Each probe reads
+    a few KiB (at most PROBE_BYTES), and there are about 2 log2(SEARCH_BYTES / 4 KiB)
+    of them, however long the topic: a file that is one topic costs a dozen small
+    reads, not a search through 16 MiB per part."""
+    first = _probe(raw, offset + 1)
+    if first is _END or first is _LONG:
+        return None
+    low, topic = first
+    step, high = _FIRST_READ, None
+    while high is None:                 # a line of another topic, or the end
+        if low + step - offset > SEARCH_BYTES:
+            return None
+        found = _probe(raw, low + step)
+        if found is _LONG:
+            return None
+        if found is _END or found[1] != topic:
+            high = low + step
+        else:
+            low, step = found[0], step * 2
+    while high - low > 1:               # probe(low) has the topic, probe(high) has not
+        middle = (low + high) // 2
+        found = _probe(raw, middle)
+        if found is _LONG:
+            return None
+        if found is not _END and found[1] == topic:
+            low = middle
+        else:
+            high = middle
+    found = _probe(raw, high)
+    return None if found is _END or found is _LONG else found[0]
+
+
+def _part_targets(size: int, parts: int, short: int) -> list:
+    """Where ``parts`` parts of ``size`` bytes would start if lines and topics did not
+    matter: the last ``short`` parts (at most all but the first) SHORT_PART_SHARE
+    times smaller than the others."""
+    short = min(short, parts - 1)
+    units = (parts - short) * SHORT_PART_SHARE + short
+    targets, at = [], 0
+    for k in range(parts):
+        targets.append(size * at // units)
+        at += SHORT_PART_SHARE if k < parts - short else 1
+    return targets
+
+
+def spread_order(n: int) -> list:
+    """The order parts of a file are handed out in when its topics may come back (a run
+    read as it streams): the first part, then the ones starting at the half, the
+    quarter and the three quarters, so that a file of concatenated shards shows a
+    topic in two parts among the first few read; then the rest in order (the last,
+    shorter parts last)."""
+    first = list(dict.fromkeys(k for k in (0, n // 2, n // 4, 3 * n // 4) if k < n))
+    return first + [k for k in range(n) if k not in first]
+
+
+def part_starts(path: str, parts: int, short: int = 0) -> list:
+    """Where each part of a plain file starts: 0, then topic starts near the
+    _part_targets (``short``: how many of the last parts are shorter); fewer parts for
+    a file below parts x PART_BYTES, where no start is found, and for a gzip file (one
+    part)."""
+    size = os.path.getsize(path)
+    parts = max(1, min(parts, size // PART_BYTES))
+    starts = [0]
+    if parts == 1:
+        return starts
+    with open(path, "rb") as raw:
+        if raw.read(2) == GZIP_MAGIC:
+            return starts
+        for target in _part_targets(size, parts, short)[1:]:
+            start = _next_start(raw, target)
+            if start is not None and starts[-1] < start < size:
+                starts.append(start)
+    return starts
+
+
+def range_blocks(path: str, start: int, stop: int, buffer: bytearray, max_line: int = -1):
+    """The whole-line blocks of bytes [start, stop) of a plain file, read into
+    ``buffer`` (a byte order mark dropped at offset 0)."""
+    with open(path, "rb") as raw:
+        raw.seek(start)
+        yield from _blocks(raw, stop - start, bom=start == 0, buffer=buffer,
+                           max_line=max_line)
+
+
+# ---------------------------------------------------------------- reading a source
+
+def _first_stop(stops: list, own_lines: list) -> tuple[Optional[Stop], int]:
+    """The first part's Stop among ``stops`` and how many lines the parts before it
+    hold (``own_lines``: each part's own)."""
+    shift = 0
+    for stop, lines in zip(stops, own_lines):
+        if stop is not None:
+            return stop, shift
+        shift += lines
+    return None, 0
+
+
+GROUPING_PARTS_PER_THREAD = 1   # a file held by topic is read in this many parts a thread
+                                # (each part holds each topic's lines apart, with the
+                                # unused end of its last chunk)
+
+
+def read_parts(make_parser, source: Source, threads: int, max_line: int, run: bool,
+                grouping: bool = False):
+    """A parser (a QrelsTable, not finished; or a RunRanker, finished unless
+    ``grouping``) that read all of a plain file, in parts from topic starts by up to
+    ``threads`` threads, joined in order; or ``(None, stop, shift)`` for the first
+    part that stopped."""
+    path = source.path
+    if grouping:    # (each part holds every topic's lines apart: a few large parts)
+        starts = part_starts(path, GROUPING_PARTS_PER_THREAD * threads)
+    else:
+        starts = part_starts(path, parts_for(threads), SHORT_PARTS_PER_THREAD * threads)
+    stops_at = starts[1:] + [os.path.getsize(path)]
+    parsers = [make_parser() for _ in starts]
+    own_lines = [0] * len(starts)
+    buffers = threading.local()     # a thread's read buffer, for part after part (a new
+                                    # one each time was faulted in again each time)
+
+    streaming = run and not grouping
+    seen: dict[str, int] = {}           # (streaming) the topics of the parts read: a topic
+    seen_lock = threading.Lock()        # in two parts stops the reading at once
+
+    def read(part: int) -> Optional[Stop]:
+        if not hasattr(buffers, "block"):
+            buffers.block = bytearray(BLOCK)
+        parser = parsers[part]
+        stop = feed_blocks(parser, range_blocks(path, starts[part], stops_at[part],
+                                                buffers.block, max_line), max_line)
+        own_lines[part] = parser.lines_seen
+        if stop is None and streaming:
+            status = parser.finish()
+            if status != _trec.STATUS_OK:
+                stop = status_stop(parser, status)
+        if stop is None and streaming:
+            topics = parser.topic_list()
+            with seen_lock:
+                if any(seen.setdefault(topic, part) != part for topic in topics):
+                    stop = Stop("not_grouped")
+        return stop
+
+    def join(first, other) -> Optional[Stop]:
+        status = first.append_held(other) if grouping else first.append(other)
+        return None if status == _trec.STATUS_OK else status_stop(first, status)
+
+    with naming(path):
+        stops = parts_in_turn(parsers, threads, read, join,
+                              spread_order(len(parsers)) if streaming else None)
+    stop, shift = _first_stop(stops, own_lines)
+    if stop is not None:
+        return None, stop, shift
+    return parsers[0], None, 0
+
+
+def read_whole(parser, source: Source, max_line: int, spill: Optional[Spill] = None):
+    """``parser`` fed the whole source in one thread: (parser, None, 0), or (None,
+    stop, 0). ``spill``: what is read of a stream is also copied there; after a stop,
+    the stream is no longer being read when this returns (so that the rest can be
+    copied too)."""
+    blocks = source.blocks(max_line, spill)
+    try:
+        with naming(source.name):
+            stop = feed_blocks(parser, blocks, max_line)
+    finally:
+        blocks.close(wait=spill is not None)
+    return (parser, None, 0) if stop is None else (None, stop, 0)
