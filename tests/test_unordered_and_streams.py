@@ -430,3 +430,46 @@ def test_a_pipe_is_read_as_it_streams_and_again_from_its_copy(tmp_path, monkeypa
             np.testing.assert_array_equal(got.values[name], expected.values[name])
     assert list((tmp_path / "tmp").iterdir()) == []
 
+
+class _SlowPipe(_Pipe):
+    """A pipe whose reads after the first ``fast`` bytes are short and slow, and which
+    records whether a read is under way and how many were made."""
+
+    def __init__(self, data: bytes, fast: int):
+        super().__init__(data)
+        self.fast, self.reads, self.reading = fast, 0, False
+
+    def readinto(self, buffer) -> int:
+        import time
+        self.reading = True
+        try:
+            self.reads += 1
+            if self.data.tell() < self.fast:
+                with memoryview(buffer) as view:
+                    return self.data.readinto(view[:self.fast - self.data.tell()])
+            time.sleep(0.002)
+            with memoryview(buffer) as view:
+                return self.data.readinto(view[:64])
+        finally:
+            self.reading = False
+
+
+@pytest.mark.parametrize("order", ["contiguous", "a topic comes back"])
+def test_a_stream_is_not_read_after_its_error_is_raised(tmp_path, monkeypatch, order):
+    """The read-ahead thread has stopped reading a stream when the error of a bad line
+    is raised: nothing reads the caller's stream behind its back, and a temporary copy
+    closed on the way out is not being read (its descriptor's number, reused by the
+    next file opened, was read by the helper's read in flight: the next file read empty)."""
+    import time
+    monkeypatch.setattr(_native_blocks, "BLOCK", 4096)
+    good = [f"q{t % 3 if order != 'contiguous' else 0} Q0 d{t} 1 {t} r" for t in range(40)]
+    filler = [f"q9 Q0 e{i} 1 1 r" for i in range(3000)]
+    data = lines_text(good + ["q1 Q0 bad 1 not-a-score r"] + filler).encode()
+    (tmp_path / "qrels.txt").write_text("q0 0 d1 1\n")
+    stream = _SlowPipe(data, fast=len(lines_text(good + ["q1 Q0 bad 1 x r"])) + 200)
+    with pytest.raises(FormatError, match="not-a-score"):
+        cumgain.evaluate(tmp_path / "qrels.txt", stream, ["map"])
+    reads = stream.reads
+    assert not stream.reading
+    time.sleep(0.05)
+    assert stream.reads == reads

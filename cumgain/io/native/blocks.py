@@ -139,8 +139,11 @@ class read_ahead:
     helper thread one block ahead of the caller: reading a stream (a pipe's copy, a
     gzip stream's decompression, both without the GIL) overlaps the parsing of the
     block before. An exception of the reading is raised here, in its turn. Closed
-    early (a bad line), the helper ends after the block it reads; ``close(wait=True)``
-    waits for that (before the stream is read by someone else)."""
+    early (a bad line), the helper ends after the block it reads, and ``close`` waits
+    for that: once it returns, nothing reads the input any more (a stream left to the
+    helper would be read on behind the caller's back, and a file it was reading,
+    closed by the caller, could hand its descriptor's number to the next file opened,
+    which the helper's read in flight would then consume)."""
 
     _END = object()
 
@@ -184,15 +187,14 @@ class read_ahead:
             raise StopIteration
         return block
 
-    def close(self, wait: bool = False) -> None:
+    def close(self) -> None:
         self.stopping.set()
-        if wait:
-            while self.helper.is_alive():
-                try:                    # (a helper waiting to hand a block over)
-                    self.ready.get(timeout=0.05)
-                except queue.Empty:
-                    pass
-            self.helper.join()
+        while self.helper.is_alive():
+            try:                        # (a helper waiting to hand a block over)
+                self.ready.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        self.helper.join()
 
     def __del__(self) -> None:
         self.stopping.set()
@@ -812,5 +814,5 @@ def read_whole(parser, source: Source, max_line: int, spill: Optional[Spill] = N
         with naming(source.name):
             stop = feed_blocks(parser, blocks, max_line)
     finally:
-        blocks.close(wait=spill is not None)
+        blocks.close()
     return (parser, None, 0) if stop is None else (None, stop, 0)
