@@ -24,6 +24,11 @@ readers), :mod:`cumgain.datasets` (the demo collection).
 import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING
+
+from cumgain.common import startup as _startup
+
+_startup.guard()       # (Ctrl-C while the command line loads: see cumgain.common.startup)
+
 from cumgain.common.batch import Ragged
 from cumgain.common.version import __version__ as __version__
 from cumgain.io.columns import renamed

@@ -34,7 +34,7 @@ from cumgain.scale.parquet import (DEFAULT_ROWS_PER_FILE, PARQUET_OPTIONS, STRIN
                                     rows_by_file)
 from cumgain.common.optional import require
 from cumgain.io.atomic import atomic_dir
-from cumgain.exceptions import InputError
+from cumgain.exceptions import WRITE_ERRNOS, InputError, naming
 from cumgain.trec_io import load_run
 from cumgain.types import DuplicatePolicy, PathLike
 
@@ -147,8 +147,9 @@ def convert_run(path: PathLike, out: PathLike, *,
     require("pyarrow", extra="dask", for_what="cumgain convert")
     target = os.fsdecode(os.fspath(out))
     protect = [path] if isinstance(path, (str, os.PathLike)) and os.path.isfile(path) else []
-    with atomic_dir(target, overwrite=overwrite, replaceable=manifest.check_replaceable,
-                    protect=protect) as folder:
+    with naming(target, WRITE_ERRNOS), \
+            atomic_dir(target, overwrite=overwrite, replaceable=manifest.check_replaceable,
+                       protect=protect) as folder:
         manifest.start(folder)
         try:
             converted = _streamed(path, folder, partition_by_topic, int(rows_per_file),

@@ -207,8 +207,18 @@ def _positive_per_topic(batch: Ragged) -> np.ndarray:
 def _build(run_batches: Mapping[str, Ragged], recall_base: Ragged, measure: str, *,
            depth: int, discount: DiscountSpec, base: float, order: str, zero_ideal: float,
            per_topic: bool, topics: tuple, gains_label: str) -> Curves:
-    """The curves of validated gain batches (one topic order for all)."""
+    """The curves of validated gain batches (one topic order for all).
+
+    Every topic's vectors are constant from the end of the longer of its ranking and
+    its judgments on, and so is every average of them, bit for bit (the same values
+    added in the same order). Without ``per_topic``, the vectors are built only to the
+    longest list (at most ``depth``) and the curves extended with their last value:
+    memory follows the lists, not the depth (``-M 2000000`` on short topics)."""
     discounted = measure in ("DCG", "nDCG")
+    full_depth = depth
+    if not per_topic:
+        longest = max([_longest(recall_base)] + [_longest(b) for b in run_batches.values()])
+        depth = max(1, min(depth, longest))
 
     def cumulate(batch: Any) -> np.ndarray:
         if discounted:
@@ -231,6 +241,10 @@ def _build(run_batches: Mapping[str, Ragged], recall_base: Ragged, measure: str,
         curves = {name: avg_vect(matrix) for name, matrix in vectors.items()}
         ideal_curve = avg_vect(ideal_matrix)
 
+    if depth < full_depth:          # (the constant tail of every curve)
+        curves = {name: _extended(curve, full_depth) for name, curve in curves.items()}
+        ideal_curve = _extended(ideal_curve, full_depth)
+        depth = full_depth
     ranks = np.arange(1, depth + 1, dtype=np.int64)
     ranks.setflags(write=False)
     return Curves(
@@ -244,6 +258,19 @@ def _build(run_batches: Mapping[str, Ragged], recall_base: Ragged, measure: str,
         zero_ideal=zero_ideal,
         per_topic={name: _frozen(m) for name, m in vectors.items()} if per_topic else None,
         ideal_per_topic=_frozen(ideal_matrix) if per_topic else None)
+
+
+def _longest(batch: Ragged) -> int:
+    """The longest list of a batch (0 for a batch of empty lists)."""
+    return int(np.diff(batch.offsets).max()) if len(batch.offsets) > 1 else 0
+
+
+def _extended(curve: np.ndarray, depth: int) -> np.ndarray:
+    """``curve`` continued to ``depth`` with its last value."""
+    out = np.empty(depth)
+    out[:len(curve)] = curve
+    out[len(curve):] = curve[-1]
+    return out
 
 
 def _check_options(measure: Any, depth: Any, discount: DiscountSpec, base: float, order: Any,

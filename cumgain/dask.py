@@ -71,7 +71,7 @@ from cumgain.common.optional import require
 from cumgain.common.progress import ProgressOption, check_progress, shown
 from cumgain.engine.evaluator import evaluate as evaluate_in_memory
 from cumgain.engine.results import Evaluation
-from cumgain.exceptions import InputError
+from cumgain.exceptions import WRITE_ERRNOS, InputError, naming
 from cumgain.io import columns
 from cumgain.io.atomic import atomic_dir
 from cumgain.io.native.reader import PreparedQrelsTable
@@ -143,8 +143,9 @@ def write_parquet(table: Union[Run, Qrels], path: PathLike, *,
             or rows_per_file < 1:
         raise InputError(f"rows_per_file must be a positive integer, got {rows_per_file!r}")
     protect = [table.source] if os.path.isfile(table.source) else []
-    with atomic_dir(os.fsdecode(os.fspath(path)), overwrite=overwrite,
-                    replaceable=manifest.check_replaceable, protect=protect) as folder:
+    with naming(path, WRITE_ERRNOS), \
+            atomic_dir(os.fsdecode(os.fspath(path)), overwrite=overwrite,
+                       replaceable=manifest.check_replaceable, protect=protect) as folder:
         manifest.start(folder)
         frame = dask_frame(table, value_name, values, partition_by_topic, rows_per_file)
         # In this process, one file at a time: an error stops every writer before
@@ -242,7 +243,7 @@ def _evaluate_file(path: str, judged: PreparedQrelsTable,
 def _file_tasks(files: Iterable[str], judgments: Any, setup: stream.EvaluationSetup
                 ) -> tuple:
     """A task per file of a topic-partitioned dataset (:func:`_evaluate_file`), all
-    taking ``judgments`` (the prepared table as a task, or scattered: a Future) and
+    taking ``judgments`` (the prepared table as a task, or the Future of one) and
     the setup as one task (passed as it is, Dask rebuilds a dataclass in a task of its
     own for each file)."""
     setup_task = dask.delayed(setup, pure=False, traverse=False)
@@ -302,7 +303,7 @@ class DaskEvaluation:
     def partition_tasks(self) -> tuple:
         """A task per file of :attr:`partition_files`, the judgments a task in the graph
         (what :attr:`partition_results` wraps); on a distributed cluster :meth:`compute`
-        scatters the judgments and submits the files' tasks itself instead."""
+        submits the judgments' task and the files' tasks itself instead."""
         return _file_tasks(self.partition_files, _prepared_task(self.judged, "error"),
                            self.setup)
 
@@ -353,18 +354,27 @@ class DaskEvaluation:
                               stacklevel=2)   # (a Parquet run has no tag: runid is "")
 
 
+def _held(judgments: PreparedQrelsTable) -> PreparedQrelsTable:
+    """The judgments, as the result of a task whose definition holds them (so that the
+    scheduler can compute them again wherever it needs them)."""
+    return judgments
+
+
 def _files_on_cluster(client: Any, lazy: DaskEvaluation, progress: ProgressOption,
                       compute_options: dict) -> list:
     """The results of :attr:`DaskEvaluation.partition_files` computed on a distributed
-    cluster: the prepared judgments scattered straight to one worker (not in the graph,
-    nor through the scheduler: 0.053-0.066 s for 1.1M judgments, 0.070-0.091 s through
-    it; other workers fetch them from it when their first file needs them, which was
-    faster than a broadcast: 0.46-0.49 s against 0.50-0.52 s for 10M rows on 2 workers)
-    and a task submitted per file as it is (``client.map``: no graph to build and
-    optimise, 0.02-0.03 s less for 16 files than ``dask.compute``); with compute
-    options other than ``scheduler`` (``retries``, ``resources``, ...), the tasks go
-    through ``dask.compute``, which takes them all."""
-    judgments = client.scatter(lazy.judged.prepared, hash=False, direct=True)
+    cluster: the prepared judgments as one task that holds them (:func:`_held`), which
+    the scheduler can run again on another worker if the one holding its result is
+    lost (data scattered to a worker cannot be recomputed: losing that worker failed
+    the job with "lost dependencies"; the task costs about 0.02 s more for 1.1M
+    judgments, 0.070-0.091 s against 0.053-0.066 s scattered straight to a worker);
+    other workers fetch them from the worker holding them when their first file needs
+    them, which was faster than a broadcast (0.46-0.49 s against 0.50-0.52 s for 10M
+    rows on 2 workers); and a task submitted per file as it is (``client.map``: no
+    graph to build and optimise, 0.02-0.03 s less for 16 files than
+    ``dask.compute``); with compute options other than ``scheduler`` (``retries``,
+    ``resources``, ...), the tasks go through ``dask.compute``, which takes them all."""
+    judgments = client.submit(_held, lazy.judged.prepared, pure=False)
     if set(compute_options) - {"scheduler"}:
         return list(_compute(_file_tasks(lazy.partition_files, judgments, lazy.setup),
                              progress, "cumgain.dask: evaluate", compute_options))

@@ -31,11 +31,13 @@ How the data are made, per topic:
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from cumgain.io.atomic import atomic_open, refuse_existing
+from cumgain.io.atomic import atomic_open, check_file_target
 from cumgain.exceptions import naming
 from cumgain.types import PathLike
 
@@ -110,11 +112,29 @@ class Collection:
         return ``{"qrels": path, run: path, ...}``.
 
         Each file is written atomically (:mod:`cumgain.io.atomic`); if one of them exists
-        and ``overwrite`` is false, nothing is written (:class:`InputError`)."""
+        and ``overwrite`` is false, nothing is written (:class:`InputError`). If writing
+        fails (a full disk, an interrupt), the files this call created and the folders
+        it made are removed: ``directory`` is left as it was."""
         paths = self.trec_paths(directory)
         for path in paths.values():
-            refuse_existing(path, overwrite)
+            check_file_target(path, overwrite)
+        made = [folder for folder in (Path(directory), *Path(directory).parents)
+                if not folder.exists()]
+        created = [path for path in paths.values() if not os.path.lexists(path)]
         Path(directory).mkdir(parents=True, exist_ok=True)
+        try:
+            self._write_files(paths, overwrite)
+        except BaseException:
+            for path in created:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+            for folder in made:             # (the deepest first; kept if not empty)
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+            raise
+        return paths
+
+    def _write_files(self, paths: dict[str, Path], overwrite: bool) -> None:
         with naming(paths["qrels"]), \
                 atomic_open(paths["qrels"], "w", overwrite=overwrite, encoding="utf-8",
                             newline="\n") as out:
@@ -129,7 +149,6 @@ class Collection:
                     ranked = _ranked(run[topic])
                     for rank, (docno, score) in enumerate(ranked, start=1):
                         out.write(f"{topic} Q0 {docno} {rank} {score:.4f} {name}\n")
-        return paths
 
 
 def _level(rng: SplitMix64, richness: float) -> int:

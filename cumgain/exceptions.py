@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-from typing import Any, Iterator, Optional
+import re
+from typing import Any, Container, Iterator, Optional
 
 
 class CumgainError(Exception):
@@ -25,8 +27,27 @@ class FormatError(InputError):
         self.line_number = line_number
         self.text = text
         where = f"{path}:{line_number}" if line_number else str(path)
-        shown = f": {text!r}" if text is not None else ""
+        shown = f": {shown_text(text)}" if text is not None else ""
         super().__init__(f"{where}: {message}{shown}")
+
+
+SHOWN_CHARACTERS = 200      # the most of a bad line an error shows, escapes included
+_SURROGATE = re.compile(r"(?<!\\)((?:\\\\)*)\\udc([89a-f][0-9a-f])")
+
+
+def shown_text(text: str) -> str:
+    """``text`` as an error quotes it: its repr, each byte that was not valid UTF-8
+    (decoded as a surrogate) shown once as ``\\xNN``, cut to SHOWN_CHARACTERS."""
+    shown = _SURROGATE.sub(r"\1\\x\2", repr(text))
+    if len(shown) > SHOWN_CHARACTERS:
+        shown = shown[:SHOWN_CHARACTERS - 4] + "..." + shown[0]
+    return shown
+
+
+class GainMappingError(InputError):
+    """A gain mapping (``-g``, ``gains=``) without a gain for a relevance level the
+    judgments use: the mapping given does not fit the data (on the command line, a
+    usage error, exit 1)."""
 
 
 class SumOverflowError(InputError):
@@ -48,16 +69,22 @@ class SumOverflowError(InputError):
 
 
 @contextlib.contextmanager
-def naming(path: Any) -> Iterator[None]:
+def naming(path: Any, errnos: Optional[Container[int]] = None) -> Iterator[None]:
     """Inside, an :class:`OSError` without a file name (a failed ``write`` or ``read``:
     ``[Errno 27] File too large``, ``[Errno 28] No space left on device``) is raised
-    again naming ``path``."""
+    again naming ``path``; with ``errnos``, only those errors (where other errors of
+    the block may concern other files: a writer's, say :data:`WRITE_ERRNOS`)."""
     try:
         yield
     except OSError as error:
-        if error.filename is not None or error.errno is None:
+        if error.filename is not None or error.errno is None \
+                or errnos is not None and error.errno not in errnos:
             raise
         raise OSError(error.errno, error.strerror, os.fsdecode(os.fspath(path))) from error
+
+
+#: The errors of writing a file that fills its disk or quota or passes ``ulimit -f``.
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
 
 
 class MissingDependencyError(CumgainError, ModuleNotFoundError):

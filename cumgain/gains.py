@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping, Union
 import numpy as np
 
 from cumgain.common.batch import Ragged, as_batch
-from cumgain.exceptions import InputError
+from cumgain.exceptions import GainMappingError, InputError
 
 GainSpec = Union[str, Mapping[float, float], Callable[[float], float], "GainMapping"]
 
@@ -81,7 +81,7 @@ def _from_table(table: Mapping[float, float], name: str) -> Callable[[float], fl
             return table[level]
         if level < 0:
             return 0.0
-        raise InputError(
+        raise GainMappingError(
             f"relevance level {level:g} has no gain in mapping {name} "
             f"(it covers levels {sorted(table)})")
     return gain_of_level

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from cumgain.common.optional import require
-from cumgain.io.atomic import atomic_path, refuse_existing
+from cumgain.io.atomic import atomic_path, check_file_target
 from cumgain.curves import IDEAL, MEASURES, Curves, stopping_rank
 from cumgain.exceptions import InputError, naming
 from cumgain.common.limits import whole_number
@@ -196,7 +196,7 @@ def _new_figure(path: Optional[PathLike], size: Sequence[float], dpi: float,
     checked."""
     if path is not None:
         output_format(path)
-        refuse_existing(path, overwrite)
+        check_file_target(path, overwrite)
     (width, height), dpi = _check_size(size, dpi)
     Figure, FigureCanvasAgg = _matplotlib()
     figure = Figure(figsize=(width, height), dpi=dpi, layout="constrained")

@@ -42,7 +42,7 @@ import numpy as np
 from cumgain import trec_io
 from cumgain.engine.evaluator import evaluate
 from cumgain.engine.results import Evaluation, TopicsWarning
-from cumgain.io.atomic import atomic_open, refuse_existing
+from cumgain.io.atomic import atomic_open, check_file_target
 from cumgain.engine.results import aggregate, topics_warning
 from cumgain.exceptions import FormatError, InputError, naming
 from cumgain.measures import Measure
@@ -385,7 +385,7 @@ def sort_run_by_topic(in_path: Any, out_path: PathLike,
             or memory_limit < 1:
         raise InputError(f"memory_limit must be a positive number of bytes, got {memory_limit!r}")
     out_path = os.fsdecode(os.fspath(out_path))
-    refuse_existing(out_path, overwrite)
+    check_file_target(out_path, overwrite)
     blocks = trec_io.iter_run_blocks(in_path, block_bytes=PARSE_BYTES)
     with tempfile.TemporaryDirectory(prefix="cumgain-sort-", dir=temp_dir) as folder, \
             contextlib.closing(blocks):

@@ -77,18 +77,18 @@ def test_an_existing_destination_is_replaced_only_when_asked(tmp_path):
     assert target.read_text() == "new"
 
 
-def test_a_link_at_the_destination_is_never_followed(tmp_path):
+def test_a_link_at_the_destination_is_never_followed_nor_replaced(tmp_path):
     victim, link, dangling = tmp_path / "victim", tmp_path / "link", tmp_path / "dangling"
     victim.write_text("precious")
     link.symlink_to(victim)
     dangling.symlink_to(tmp_path / "nowhere")
     for path in (link, dangling):
-        with pytest.raises(InputError, match="exists; pass overwrite=True"):
-            with atomic.atomic_open(path):
-                pass
-    with atomic.atomic_open(link, "w", overwrite=True) as out:
-        out.write("new")
-    assert not link.is_symlink() and link.read_text() == "new"
+        for overwrite in (False, True):
+            with pytest.raises(InputError, match="is a symbolic link; cumgain does not "
+                                                 "write through links nor replace them"):
+                with atomic.atomic_open(path, overwrite=overwrite):
+                    pass
+    assert link.is_symlink() and dangling.is_symlink()
     assert victim.read_text() == "precious" and not (tmp_path / "nowhere").exists()
 
 
@@ -209,3 +209,80 @@ def test_the_current_folder_and_the_inputs_folder_are_never_replaced(tmp_path, m
         with atomic.atomic_dir("file", overwrite=True, replaceable=_accept):
             pass
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["file", "in", "run.txt", "work"]
+
+
+def test_a_fifo_or_a_character_device_is_written_into_not_replaced(tmp_path):
+    """A stream target (a FIFO, /dev/null, a device node made with mknod) is written
+    into directly, without overwrite, and stays what it was: never unlinked, never
+    renamed over (run as root, `-o /dev/null --overwrite` once replaced the system's
+    /dev/null with a regular file)."""
+    import stat
+    import threading
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    with atomic.atomic_open(fifo, "w") as out:
+        out.write("through the fifo\n")
+    reader.join(10)
+    assert received == [b"through the fifo\n"] and stat.S_ISFIFO(fifo.stat().st_mode)
+    for overwrite in (False, True):
+        with atomic.atomic_open("/dev/null", "wb", overwrite=overwrite) as out:
+            out.write(b"gone")
+        with atomic.atomic_path("/dev/null", overwrite=overwrite) as temp:
+            with open(temp, "wb") as out:
+                out.write(b"gone too")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    node = tmp_path / "mynull"
+    try:
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("mknod needs root")
+    with atomic.atomic_open(node, "w", overwrite=True) as out:
+        out.write("nothing")
+    assert stat.S_ISCHR(node.lstat().st_mode)
+    assert names(tmp_path) == ["fifo", "mynull"]
+
+
+def test_standard_output_by_any_name_is_written_after_what_it_holds(tmp_path):
+    """`-o /dev/stdout` with standard output redirected to a file: written through the
+    process's own descriptor, after what was printed before (not over it), and the
+    file is not replaced."""
+    import subprocess
+    import sys
+    out = tmp_path / "out.txt"
+    code = ("import sys\nfrom cumgain.io import atomic\nprint('before', flush=True)\n"
+            "with atomic.atomic_open('/dev/stdout', 'w') as o:\n    o.write('written\\n')\n"
+            "print('after')\n")
+    with open(out, "wb") as stdout:
+        done = subprocess.run([sys.executable, "-c", code], stdout=stdout, cwd=tmp_path,
+                              stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == "before\nwritten\nafter\n"
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path):
+    target = tmp_path / "private.txt"
+    target.write_text("old")
+    os.chmod(target, 0o600)
+    with atomic.atomic_open(target, "w", overwrite=True) as out:
+        out.write("new")
+    assert target.read_text() == "new" and target.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("given, message", [
+    ("", "the output path is empty"),
+    ("folder", "is a folder; give the name of a file to write"),
+    ("missing/", "ends with a slash"),
+])
+def test_a_destination_that_is_no_file_name_says_so_without_the_temporary(
+        tmp_path, monkeypatch, given, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder").mkdir()
+    for overwrite in (False, True):
+        with pytest.raises(InputError, match=message) as caught:
+            with atomic.atomic_open(given, "w", overwrite=overwrite):
+                pass
+        assert atomic.TEMP_MARK not in str(caught.value)
+    assert names(tmp_path) == ["folder"]

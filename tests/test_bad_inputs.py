@@ -491,8 +491,8 @@ def test_zscores_files(tmp_path, text, line, words):
 # ------------------------------------------------------------------ numbers beyond their range
 
 @pytest.mark.parametrize("options, fragment", [
-    ({"depth": 2 ** 63}, "depth must be a positive integer (at most 2**53 - 1"),
-    ({"depth": 2 ** 53}, "depth must be a positive integer (at most 2**53 - 1"),
+    ({"depth": 2 ** 63}, "depth must be an integer >= 0 (at most 2**53 - 1"),
+    ({"depth": 2 ** 53}, "depth must be an integer >= 0 (at most 2**53 - 1"),
     ({"threads": 2 ** 31}, "threads must be a positive integer (at most 1024), got 2147483648"),
     ({"threads": 2 ** 63}, "threads must be a positive integer (at most 1024)"),
     ({"collection_size": 2 ** 63}, "collection_size must be an integer >= 0 (at most 2**53"),
@@ -635,3 +635,36 @@ def test_the_command_line_names_the_file_a_write_failed_on(tmp_path, arguments, 
             preexec_fn=_limited_file_size(256), cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1].endswith(where.format(**values))
+
+
+def test_a_bad_byte_is_shown_once_and_a_binary_line_briefly(tmp_path):
+    """Invalid UTF-8 is shown as \\xff (it was shown double-escaped, \\\\xff, beside
+    \\x01); a binary file's first line is cut to a few hundred characters (it gave a
+    1,000-character error line); a literal backslash stays one."""
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 d1 1\n")
+    bad = tmp_path / "bad.run"
+    bad.write_bytes(b"q1 Q0 d\xff\x01 1 1.0 t\n")
+    for reader in (evaluate, reference_reading.evaluate):
+        with pytest.raises(FormatError) as error:
+            reader(qrels, bad, ["map"])
+        assert str(error.value).endswith(r"'q1 Q0 d\xff\x01 1 1.0 t'")
+    binary = tmp_path / "binary.run"
+    binary.write_bytes(bytes(range(256)) * 20)
+    with pytest.raises(FormatError) as error:
+        evaluate(qrels, binary, ["map"])
+    assert len(str(error.value)) < 320
+    slash = tmp_path / "slash.run"
+    slash.write_bytes(b"q1 Q0 d\\xff 1 x t\n")
+    with pytest.raises(FormatError) as error:
+        evaluate(qrels, slash, ["map"])
+    assert str(error.value).endswith(r"'q1 Q0 d\\xff 1 x t'")
+
+
+@pytest.mark.parametrize("text", ['{"q1": {"d1": 1.0}}\n', '[{"qid": "q1"}]\n'])
+def test_a_json_run_says_what_to_do(tmp_path, text):
+    (tmp_path / "qrels").write_text("q1 0 d1 1\n")
+    (tmp_path / "run.json").write_text(text)
+    with pytest.raises(FormatError, match=r"this looks like JSON.*json.load the file and "
+                                          r"pass the \{qid: \{docid: value\}\} dict"):
+        evaluate(tmp_path / "qrels", tmp_path / "run.json", ["map"])

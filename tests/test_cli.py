@@ -229,3 +229,65 @@ def test_a_memory_error_is_one_line_and_its_own_exit_status(capsys, error, line)
 
     assert base.run(handler, None, "cumgain evaluate") == cli.EXIT_NO_MEMORY == 3
     assert capsys.readouterr().err == f"cumgain evaluate: error: {line}\n"
+
+
+def test_demo_data_dir_on_a_full_disk_leaves_nothing(capsys, tmp_path, monkeypatch):
+    """The disk fills up while the third file is written: the files written before and
+    the folders the command made are removed, a folder that existed is kept."""
+    import builtins
+    real_open = builtins.open
+    written = []
+
+    def filling(path, mode="r", *args, **kwargs):
+        stream = real_open(path, mode, *args, **kwargs)
+        if "w" in mode and ".cumgain-tmp-" in str(path):
+            written.append(path)
+            if len(written) == 3:
+                stream.close()
+                raise OSError(28, "No space left on device", str(path))
+        return stream
+
+    monkeypatch.setattr(builtins, "open", filling)
+    target = tmp_path / "made" / "data"
+    assert main(["demo", "--no-plot", "--data-dir", str(target)]) == 2
+    monkeypatch.setattr(builtins, "open", real_open)
+    assert "No space left on device" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "kept").mkdir()
+    written.clear()
+    monkeypatch.setattr(builtins, "open", filling)
+    assert main(["demo", "--no-plot", "--data-dir", str(tmp_path / "kept")]) == 2
+    monkeypatch.setattr(builtins, "open", real_open)
+    assert [p.name for p in tmp_path.iterdir()] == ["kept"]
+    assert list((tmp_path / "kept").iterdir()) == []
+
+
+@pytest.mark.parametrize("script", ["cumgain", "cumgain-trec-eval"])
+def test_ctrl_c_while_the_command_loads_says_interrupted(script, tmp_path):
+    """SIGINT while numpy and the compiled core load (before the command's own handling
+    runs): one line and exit status 130, not a KeyboardInterrupt traceback and death by
+    the signal."""
+    import signal
+    import time
+    path = Path(sys.executable).with_name(script)
+    if not path.exists() or not os.path.isdir("/proc"):
+        pytest.skip("no console script or no /proc here")
+    args = [str(path)] + (["demo", "--no-plot"] if script == "cumgain" else ["-h"])
+    for _ in range(3):
+        process = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:      # until numpy's core is loaded
+            try:
+                with open(f"/proc/{process.pid}/maps") as maps:
+                    if "_multiarray_umath" in maps.read():
+                        break
+            except OSError:
+                break
+            time.sleep(0.001)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+        if process.returncode == 0:             # (it finished first: nothing to check)
+            continue
+        assert process.returncode == 130, err
+        assert err.decode().strip().endswith("interrupted") and b"Traceback" not in err

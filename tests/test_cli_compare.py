@@ -305,3 +305,9 @@ def test_robust03_table2(capsys, shared):
         assert row["significance"] == report.significance_text(comparison)
         for run, evaluation in evaluations.items():
             assert float(row[run]) == evaluation.means[row["measure"]]
+
+
+def test_a_run_compared_with_itself_is_refused(capsys, demo):
+    status, _, err = run_main(capsys, demo["qrels"], demo["good"], demo["good"])
+    assert status == 1
+    assert f"the run {demo['good']} is given twice: a run compared with itself" in err

@@ -300,3 +300,23 @@ def test_missing_input_and_bad_options(capsys, tmp_path):
         cli.main(["convert", "run.txt", "out", "--rows-per-file", "0"])
     assert exit_.value.code == cli.EXIT_USAGE
     assert "--rows-per-file: '0' must be at least 1" in capsys.readouterr().err
+
+
+def test_a_write_past_the_file_size_limit_names_the_output(tmp_path):
+    """Past `ulimit -f` (or on a full disk) pyarrow's error names no file: the command
+    says which output it could not write, and leaves none behind."""
+    pytest.importorskip("pyarrow")
+    import resource
+    lines = "".join(f"q{i % 50} Q0 d{i} {i} {i} t\n" for i in range(100_000))
+    (tmp_path / "big.run").write_text(lines)
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
+
+    done = subprocess.run([sys.executable, "-m", "cumgain", "convert", "big.run", "out.parquet"],
+                          cwd=tmp_path, capture_output=True, text=True, preexec_fn=limit,
+                          timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("cumgain convert: error: out.parquet: ")
+    assert "too large" in done.stderr.lower() and "Traceback" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.run"]

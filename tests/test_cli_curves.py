@@ -215,16 +215,15 @@ def test_out_never_follows_a_link(capsys, files, tmp_path):
     victim, link = tmp_path / "victim.txt", tmp_path / "curves.png"
     victim.write_text("precious")
     link.symlink_to(victim)
-    status, _, err = _run(capsys, files["qrels"], files["A"], "-M", "5", "--plot", str(link))
-    assert status == 1 and "exists; pass --overwrite" in err
     dangling = tmp_path / "dangling.png"
     dangling.symlink_to(tmp_path / "nowhere.png")
-    status, _, err = _run(capsys, files["qrels"], files["A"], "-M", "5", "--plot", str(dangling))
-    assert status == 1 and "exists; pass --overwrite" in err
+    for path in (link, dangling):
+        for flags in ((), ("--overwrite",)):
+            status, _, err = _run(capsys, files["qrels"], files["A"], "-M", "5", "--plot",
+                                  str(path), *flags)
+            assert status == 1 and "is a symbolic link; cumgain does not write through" in err
+    assert link.is_symlink() and dangling.is_symlink()   # neither followed nor replaced
     assert not (tmp_path / "nowhere.png").exists()
-    status, _, _ = _run(capsys, files["qrels"], files["A"], "-M", "5", "--plot", str(link),
-                        "--overwrite")
-    assert status == 0 and not link.is_symlink()         # the link is replaced, not followed
     assert victim.read_text() == "precious"
 
 
@@ -359,3 +358,37 @@ def test_help_describes_the_emphasis(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "--highlight RUN" in out and "--top N" in out
     assert "the N runs whose curves end highest" in out
+
+
+@pytest.mark.parametrize("flag", [["-l", "2"], ["-J"]])
+def test_level_and_judged_only_are_refused_saying_why(capsys, files, flag):
+    with pytest.raises(SystemExit) as exited:       # (argparse's usage error)
+        main(["curves", files["qrels"], files["A"], *flag])
+    assert exited.value.code == 1
+    assert f"{flag[0]} does not apply to curves: a curve sums graded gains" \
+        in capsys.readouterr().err
+
+
+def test_a_run_given_twice_is_refused(capsys, files, tmp_path):
+    alias = tmp_path / "alias.run"
+    alias.symlink_to(files["A"])
+    for second in (files["A"], str(alias)):
+        status, _, err = _run(capsys, files["qrels"], files["A"], second)
+        assert status == 1 and "is given twice" in err and "compared with itself" in err
+
+
+def test_help_says_what_seed_and_intersect_do_here(capsys):
+    import argparse
+    from cumgain.cli import options
+    texts = {}
+    for command in ("evaluate", "compare", "curves"):
+        parser = argparse.ArgumentParser()
+        options.add_topics(parser, command=command)
+        options.add_ranking(parser, command=command)
+        texts[command] = {action.dest: action.help for action in parser._actions}
+    assert "randomization" in texts["compare"]["seed"]
+    assert "randomization" not in texts["evaluate"]["seed"]
+    assert "randomization" not in texts["curves"]["seed"]
+    assert "own topics" in texts["evaluate"]["intersect"]
+    assert "ideal curve" in texts["curves"]["intersect"]
+    assert "paired test" in texts["compare"]["intersect"]

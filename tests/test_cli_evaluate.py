@@ -247,3 +247,50 @@ def test_diversity_and_other_measures_need_a_qrels_file(capsys, tmp_path, monkey
     monkeypatch.setattr(sys, "stdin", io.StringIO("q1 1 d1 1\n"))
     status, _, err = run_main(capsys, "-", run, "-m", "alpha_nDCG@20", "-m", "P@2")
     assert status == cli.EXIT_USAGE and "give a file, not standard input" in err
+
+
+def test_output_to_a_stream_is_written_into_and_never_replaced(capsys, tmp_path):
+    """-o to a FIFO, /dev/null or a device node: written into, with or without
+    --overwrite, and still what it was afterwards; a symbolic link is refused either
+    way, and the file it points to is untouched."""
+    import os
+    import stat
+    import threading
+    for flags in ((), ("--overwrite",)):
+        status, _, err = run_main(capsys, QRELS, RUN1, "-m", "map", "-o", "/dev/null", *flags)
+        assert status == 0, err
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    status, _, err = run_main(capsys, QRELS, RUN1, "-m", "map", "-o", fifo)
+    reader.join(10)
+    assert status == 0, err
+    assert received and received[0].splitlines()[0].split() == ["run", "map"]
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    victim, link = tmp_path / "victim.txt", tmp_path / "link.txt"
+    victim.write_text("precious")
+    link.symlink_to(victim)
+    for flags in ((), ("--overwrite",)):
+        status, _, err = run_main(capsys, QRELS, RUN1, "-m", "map", "-o", link, *flags)
+        assert status == 1 and "is a symbolic link" in err
+    assert link.is_symlink() and victim.read_text() == "precious"
+    node = tmp_path / "mynull"
+    try:
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        return
+    status, _, err = run_main(capsys, QRELS, RUN1, "-m", "map", "-o", node, "--overwrite")
+    assert status == 0, err
+    assert stat.S_ISCHR(node.lstat().st_mode)
+
+
+def test_a_gain_mapping_without_a_level_of_the_qrels_is_a_usage_error(capsys):
+    """-g 0-1 on judgments graded 0-3: the option does not fit the data (exit 1, as a
+    bad option value), not an unreadable file (exit 2)."""
+    status, _, err = run_main(capsys, QRELS, RUN1, "-m", "nDCG@3", "-g", "0-1")
+    assert status == 1 and "has no gain in mapping 0-1" in err
+    with pytest.raises(cumgain.exceptions.GainMappingError):
+        api(RUN1, ["nDCG@3(gains=0-1)"])

@@ -359,7 +359,7 @@ def test_measure_order_and_first_parameters_win():
     (["-R", "qrels_jg", "-m", "map", "tiny.qrels", "tiny.run"], 2,
      "cannot be computed from judgment groups"),
     (["-m", "map_avgjg", "tiny.qrels", "tiny.run"], 2, "needs judgment groups"),
-    (["-M0", "tiny.qrels", "tiny.run"], 1, "must be at least 1"),
+    (["-M-1", "tiny.qrels", "tiny.run"], 1, "must be at least 0"),
     (["tiny.qrels"], 1, "run"),
     (["nosuch.qrels", "tiny.run"], 2, "nosuch.qrels: No such file or directory"),
     (["bad.qrels", "tiny.run"], 2, "bad.qrels:3:"),
@@ -424,3 +424,18 @@ def test_v9_complete_summary_is_trec_eval_908s(tmp_path):
                             qrels, run])
     assert completed.stdout.decode().split("\n")[:2] == ["gm_map                \tall\t0.0000",
                                                          "yaap                  \tall\t-0.0866"]
+
+
+def test_max_retrieved_0_keeps_no_document(tmp_path):
+    """-M 0, which trec_eval accepts: nothing retrieved, every ranking measure 0, the
+    judgments still counted."""
+    (tmp_path / "q").write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 2\n")
+    (tmp_path / "r").write_text("q1 Q0 a 1 2 t\nq1 Q0 b 2 1 t\nq2 Q0 c 1 1 t\n")
+    done = run_script(["-M", "0", "-m", "num_ret", "-m", "num_rel", "-m", "map", "-m", "P.1",
+                       tmp_path / "q", tmp_path / "r"])
+    assert done.returncode == 0, done.stderr
+    lines = [line.split() for line in done.stdout.decode().splitlines()]
+    assert lines == [["num_ret", "all", "0"], ["num_rel", "all", "2"],
+                     ["map", "all", "0.0000"], ["P_1", "all", "0.0000"]]
+    refused = run_script(["-M", "-1", "-m", "map", tmp_path / "q", tmp_path / "r"])
+    assert refused.returncode == 1 and b"must be at least 0" in refused.stderr

@@ -682,3 +682,16 @@ def test_float32_matters_on_robust03():
     differing = [(t, m) for t in expected for m in expected[t]
                  if expected[t][m] != as_doubles[t][m]]
     assert differing, "expected float64 ranking to differ from pytrec_eval on some topic"
+
+
+def test_utility_keeps_its_four_coefficients_in_order():
+    """pytrec_eval merges a measure's parameters as a set: {"utility.2,1,0,0"} became
+    utility.0,1,2 (three coefficients: an error). The drop-in merges cut-offs only."""
+    qrels = {"q1": {"a": 2, "b": 0, "c": 1}}
+    run = {"q1": {"a": 0.3, "b": 0.9, "c": 0.5, "d": 0.1}}
+    got = ours.RelevanceEvaluator(qrels, {"utility.2,1,0,0"}).evaluate(run)
+    expected = evaluate(qrels, run, ["utility.2,1,0,0"]).values["utility_2,1,0,0"]
+    assert got == {"q1": {"utility": float(expected[0])}}
+    assert got["q1"]["utility"] == 2 * 2 + 1 * 2      # rel_ret 2, nonrel_ret 2 (b, d)
+    both = ours.RelevanceEvaluator(qrels, {"P_5", "P.10", "set_F.0.5"}).evaluate(run)
+    assert sorted(both["q1"]) == ["P_10", "P_5", "set_F"]

@@ -414,4 +414,30 @@ def test_rank_validates_its_policies():
     with pytest.raises(InputError, match="ties"):
         rank({"q": {"a": 1}}, {"q": {"a": 1.0}}, ties="alphabetical")
     with pytest.raises(InputError, match="depth"):
-        rank({"q": {"a": 1}}, {"q": {"a": 1.0}}, depth=0)
+        rank({"q": {"a": 1}}, {"q": {"a": 1.0}}, depth=-1)
+
+
+def test_a_deep_curve_needs_memory_for_its_lists_not_its_depth():
+    """-M 2000000 on short topics took 2.5 GB: the per-topic vectors are built only to
+    the longest list, the curves continued with their last value, bit for bit what the
+    full vectors give."""
+    import tracemalloc
+    rng = np.random.default_rng(5)
+    qrels = {f"q{t}": {f"d{i}": int(rng.integers(0, 4)) for i in range(30)} for t in range(50)}
+    runs = {name: {f"q{t}": {f"d{i}": float(rng.random()) for i in range(40)} for t in range(50)}
+            for name in ("a", "b")}
+    for measure in curves.MEASURES:
+        for order in ("normalise_then_average", "average_then_normalise"):
+            short = curves.compute(qrels, runs, measure, depth=300, order=order)
+            full = curves.compute(qrels, runs, measure, depth=300, order=order, per_topic=True)
+            for name in runs:
+                assert np.array_equal(short.runs[name], full.runs[name])
+            assert np.array_equal(short.ideal, full.ideal)
+    tracemalloc.start()
+    try:
+        deep = curves.compute(qrels, runs, "nDCG", depth=2_000_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 150e6, peak          # (three curves of 16 MB and their copies)
+    assert deep.runs["a"][-1] == deep.runs["a"][39] and len(deep.runs["a"]) == 2_000_000

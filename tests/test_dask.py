@@ -406,10 +406,10 @@ def test_bad_run_type(run, message):
 
 
 @pytest.mark.parametrize("arguments, message", [
-    ({"measures": ["nDCG@"]}, "unknown measure"),
+    ({"measures": ["nDCG@"]}, "no cut-off after '@'"),
     ({"ties": "bogus"}, "ties must be one of"),
     ({"ties": "average", "measures": ["map"]}, "not defined under ties='average'"),
-    ({"depth": 0}, "depth must be a positive integer"),
+    ({"depth": -1}, "depth must be an integer >= 0"),
     ({"duplicates": "latest"}, "duplicates must be one of"),
     ({"partitioned_by_topic": "yes"}, "partitioned_by_topic must be None, True or False"),
 ])
@@ -911,8 +911,8 @@ def test_local_cluster_two_million_rows(cluster_client, tmp_path):
 def test_local_cluster_topic_partitioned_dataset(cluster_client, run_file, tmp_path,
                                                  monkeypatch):
     """A dataset cumgain wrote partitioned by topic, on 2 worker processes: the prepared
-    judgments are scattered straight to a worker (not sent through the scheduler in the
-    graph), a task per file (submitted as it is; through dask.compute with compute
+    judgments are one task holding them (which the scheduler can run again), a task per
+    file (submitted as it is; through dask.compute with compute
     options the client's map does not take); the numbers are the TREC file's, with and
     without a progress bar."""
     pytest.importorskip("pyarrow")
@@ -921,11 +921,11 @@ def test_local_cluster_topic_partitioned_dataset(cluster_client, run_file, tmp_p
     lazy = cgd.evaluate(QRELS, tmp_path / "run.parquet", TREC_MEASURES, warn=False)
     assert len(lazy.partition_files) > 3
     reference = cumgain.evaluate(QRELS, str(run_file), TREC_MEASURES, warn=False)
-    scattered = []
-    scatter = cluster_client.scatter
-    monkeypatch.setattr(cluster_client, "scatter",
-                        lambda data, **options: scattered.append((data, options["direct"]))
-                        or scatter(data, **options))
+    held = []
+    submit_task = cluster_client.submit
+    monkeypatch.setattr(cluster_client, "submit",
+                        lambda function, data, **options: held.append(data)
+                        or submit_task(function, data, **options))
     mapped = []
     submit = cluster_client.map
     monkeypatch.setattr(cluster_client, "map",
@@ -936,8 +936,49 @@ def test_local_cluster_topic_partitioned_dataset(cluster_client, run_file, tmp_p
         result = lazy.compute(progress=progress, **options)
         result.run_tag = reference.run_tag
         assert_identical(result, reference)
-    assert scattered == [(lazy.judged.prepared, True)] * 4
+    assert held == [lazy.judged.prepared] * 4
     assert len(mapped) == 2 and all(options["pure"] is False for options in mapped)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("victim", ["the worker holding the judgments", "the other worker"])
+def test_local_cluster_loses_a_worker_mid_job(cluster_client, run_file, tmp_path,
+                                             monkeypatch, victim):
+    """A worker process killed while the files' tasks run: the scheduler computes what
+    it held again (the judgments are a task holding them, never data scattered to one
+    worker, which cannot be recomputed: losing it failed the job with "lost
+    dependencies") and the numbers are the TREC file's."""
+    pytest.importorskip("pyarrow")
+    cgd.write_parquet(load_run(run_file), tmp_path / "run.parquet", partition_by_topic=True,
+                      rows_per_file=100)
+    lazy = cgd.evaluate(QRELS, tmp_path / "run.parquet", TREC_MEASURES, warn=False)
+    reference = cumgain.evaluate(QRELS, str(run_file), TREC_MEASURES, warn=False)
+    cluster = cluster_client.cluster
+    cluster_client.wait_for_workers(2, timeout=60)
+    judgments = []
+    submit, submit_map = cluster_client.submit, cluster_client.map
+
+    def held(function, *args, **options):
+        judgments.append(submit(function, *args, **options))
+        judgments[-1].result()
+        return judgments[-1]
+
+    def killing(*tasks, **options):
+        futures = submit_map(*tasks, **options)
+        holders = set(cluster_client.who_has(judgments[-1])[judgments[-1].key])
+        for nanny in list(cluster.workers.values()):
+            if (nanny.worker_address in holders) == (victim.startswith("the worker holding")):
+                nanny.process.process.kill()
+                break
+        return futures
+
+    monkeypatch.setattr(cluster_client, "submit", held)
+    monkeypatch.setattr(cluster_client, "map", killing)
+    result = lazy.compute()
+    monkeypatch.undo()
+    result.run_tag = reference.run_tag
+    assert_identical(result, reference)
+    cluster_client.wait_for_workers(2, timeout=60)      # (the nanny starts it again)
 
 
 # ---------------------------------------------------------------- the columnar path

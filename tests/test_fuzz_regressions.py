@@ -64,3 +64,41 @@ def test_the_check_catches_a_disagreement(monkeypatch):
         check.check_files(data)
     with pytest.raises(AssertionError, match="dict paths differ"):
         check.check_dicts(dicts)
+
+
+SPELLINGS = [b"nDCG@10", b"Q(beta=0x10)", b"set_F.1_0", b"iprec_at_recall.0.5x",
+             b"nDCG(gains=" + b"-".join(b"%d" % i for i in range(3000)) + b")@10",
+             b"nDCG(gains={" * 3000, b"P.5,10", b"utility.2,-1,0,0", b"ndcg.1=3,2=9",
+             b"RBP(p=.8)", b"nDCG@1O", b"nDCG@10 AP", b"\xff\xfe", b"P@" + b"9" * 5000,
+             b"set_F.1e400", b"Rprec_mult.0.5,1e6", b"avg_pos_nDCG@100000000"]
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS, ids=lambda s: repr(s[:30]))
+def test_measure_spellings(spelling):
+    check.check_measure_spelling(spelling)
+
+
+@pytest.mark.parametrize("kind", range(len(check.WRITER_TARGETS)),
+                         ids=lambda k: check.WRITER_TARGETS[k])
+@pytest.mark.parametrize("overwrite", [0, 0x80], ids=["new", "overwrite"])
+@pytest.mark.parametrize("payload", [b"", b"some bytes\n"], ids=["empty", "data"])
+def test_writers(kind, overwrite, payload):
+    check.check_writer(bytes([kind | overwrite]) + payload)
+
+
+def test_the_parser_and_writers_hold_on_random_inputs():
+    """A few hundred random inputs of each new target (the fuzzer runs millions)."""
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(st.binary(max_size=60))
+    def spellings(data):
+        check.check_measure_spelling(data)
+
+    @settings(max_examples=60, deadline=None, database=None)
+    @given(st.binary(min_size=1, max_size=40))
+    def writers(data):
+        check.check_writer(data)
+
+    spellings()
+    writers()

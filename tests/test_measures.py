@@ -126,6 +126,75 @@ def test_did_you_mean_lists_each_spelling_once(spelling, suggestions):
     assert len(listed) == len(set(listed))
 
 
+@pytest.mark.parametrize("spelling", ["nDCG@1O", "ndcg_cut.1O", "nDGC@10", "Map@1x",
+                                      "nDCG@10 AP", "P(rel=2)@5x", "Ndcg@10"])
+def test_every_suggestion_is_a_measure(spelling):
+    """"did you mean" never offers a name that does not parse itself (it offered
+    ndcg_cut.1O for nDCG@1O and ndcg_cut.10AP for "nDCG@10 AP")."""
+    with pytest.raises(InputError) as error:
+        parse_measure(spelling)
+    text = str(error.value)
+    for suggestion in text.split("did you mean ")[1].rstrip("?").split(", ") \
+            if "did you mean" in text else ():
+        assert parse_measure(suggestion)
+
+
+@pytest.mark.parametrize("spelling, listed", [
+    ("nDCG@10 AP", "nDCG@10, AP"), ("nDCG@10,AP", "nDCG@10, AP"),
+    ("map P.5 recip_rank", "map, P.5, recip_rank"),
+])
+def test_several_measures_in_one_string_are_named_as_such(spelling, listed):
+    with pytest.raises(InputError, match=rf"names several measures \({re.escape(listed)}\); "
+                                          r"give each one separately"):
+        parse_measure(spelling)
+
+
+def test_a_cut_off_that_is_not_a_number_says_so():
+    with pytest.raises(InputError, match=r"the cut-off '1O' of nDCG is not a number"):
+        parse_measure("nDCG@1O")
+    with pytest.raises(InputError, match=r"cut-off '1O' is not a whole number"):
+        parse_measure("ndcg_cut.1O")
+
+
+@pytest.mark.parametrize("spelling, parameter", [
+    ("Q(beta=0x10)", "beta"), ("Q(beta=1_0)", "beta"), ("SetF(beta=5x)", "beta"),
+    ("RBP(p=0x1)", "p"), ("P(rel=1_0)@5", "rel"), ("nDCG(gains={1:0x3})@10", "gains"),
+    ("set_F.0x10", "0x10"), ("set_F.1_0", "1_0"), ("set_F.5x", "5x"),
+    ("iprec_at_recall.0.5x", "0.5x"), ("utility.2,1,0,0x1", "0x1"),
+    ("ndcg.1=3,2=0x9", "2=0x9"), ("Rprec_mult.1_0", "1_0"),
+])
+def test_a_parameter_is_a_decimal_number_in_every_spelling(spelling, parameter):
+    """One rule for every number of every parameter: decimal digits, an optional
+    fraction and exponent. ``0x10`` was beta 16 in one spelling and 0 in another;
+    ``1_0`` 10 in one and 1 in the other; ``5x`` accepted where ``P.5x`` is refused."""
+    with pytest.raises(InputError) as error:
+        parse_measure(spelling)
+    assert parameter in str(error.value)
+
+
+@pytest.mark.parametrize("spelling, value", [
+    ("Q(beta=10)", 10.0), ("Q(beta=.5)", 0.5), ("Q(beta=5e-1)", 0.5), ("set_F.0.5", 0.5),
+    ("set_F.5e-1", 0.5), ("set_F.+2", 2.0),
+])
+def test_decimal_parameters_read_the_same_in_every_spelling(spelling, value):
+    measure, = parse_measure(spelling)
+    assert dict(measure.params).get("beta", dict(measure.params).get("values", (None,))[0]) \
+        == value
+
+
+def test_a_gain_scheme_of_thousands_of_levels_is_read_without_recursion():
+    """ast.literal_eval read ``gains=0-1-...-2999`` as a chain of subtractions and raised
+    a raw RecursionError; it is a scheme like any other now."""
+    levels = "-".join(map(str, range(3000)))
+    qrels, run = {"q": {"a": 2999, "b": 1}}, {"q": {"a": 0.5, "b": 0.9}}
+    got = evaluate(qrels, run, [f"nDCG(gains={levels})@10"]).values
+    expected = evaluate(qrels, run, ["nDCG@10"]).values         # (identity gains)
+    assert got[f"nDCG(gains={levels})@10"].tolist() == expected["nDCG@10"].tolist()
+    deep = "{" * 5000 + "}" * 5000
+    with pytest.raises(InputError):
+        parse_measure(f"nDCG(gains={deep})@10")
+
+
 # ---------------------------------------------------------------- regressions
 
 def _ranking(relevant_at: int, n: int = 10) -> tuple:

@@ -497,3 +497,30 @@ def test_robust03_compat_differs_only_where_a_relevant_document_scores_below_zer
         assert ours[topic] == pytest.approx(expected, abs=1e-13), topic
         differing += ours[topic] != theirs[topic]
     assert differing > 10
+
+
+def test_undefined_accuracy_is_left_out_of_a_topics_values():
+    """Accuracy of a topic without a (relevant, non-relevant) pair in the top k is NaN
+    in the values array, left out of the mean and of per_topic(), as ir_measures
+    leaves it out of iter_calc."""
+    qrels = {"q1": {"a": 2, "b": 0}, "q2": {"c": 1, "d": 1}}
+    run = {"q1": {"a": 0.3, "b": 0.9}, "q2": {"c": 1.0, "d": 0.5}}
+    result = evaluate(qrels, run, ["Accuracy@2", "P@1"])
+    assert math.isnan(result.values["Accuracy@2"][1])
+    assert result.per_topic() == {"q1": {"Accuracy@2": 0.0, "P@1": 0.0}, "q2": {"P@1": 1.0}}
+    assert result.means["Accuracy@2"] == 0.0
+    expected = {m.query_id: m.value for m in ir_measures.iter_calc(
+        [ir_measures.parse_measure("Accuracy@2")], qrels, {"q1": run["q1"]})}
+    assert expected == {"q1": 0.0}
+
+
+def test_numq_and_numrel_count_a_missing_topic_under_topics_qrels():
+    """As trec_eval -c counts it (num_q and num_rel summed over every qrels topic);
+    ir_measures' provider gives the missing topic 0 (docs/differences.md)."""
+    qrels = {"q1": {"a": 2, "b": 0}, "q2": {"c": 1, "d": 1}}
+    run = {"q1": {"a": 0.3, "b": 0.9}}
+    result = evaluate(qrels, run, ["NumQ", "NumRel", "num_q", "num_rel"], topics="qrels",
+                      warn=False)
+    assert result.per_topic()["q2"] == {"NumQ": 1.0, "NumRel": 2.0, "num_q": 1.0,
+                                        "num_rel": 2.0}
+    assert result.means["NumRel"] == result.means["num_rel"] == 3.0

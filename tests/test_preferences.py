@@ -415,7 +415,7 @@ def test_bad_arguments(tmp_path):
     with pytest.raises(InputError, match="format must be one of"):
         load_preferences(tmp_path / "prefs", "qrels")
     with pytest.raises(InputError, match="depth"):
-        rank_for_preferences({"q": {"a": 1.0}}, depth=0)
+        rank_for_preferences({"q": {"a": 1.0}}, depth=-1)
 
 
 def test_kernel_checks_its_arguments():

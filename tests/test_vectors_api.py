@@ -422,3 +422,12 @@ def test_ragged_offsets_of_a_small_integer_type_are_read():
 def test_real_arguments_beyond_float64_are_input_errors(call):
     with pytest.raises(InputError, match="must be"):
         call()
+
+
+def test_offsets_that_decrease_past_int64_are_refused_as_decreasing():
+    """np.diff wrapped around int64 (2 - (-2**63 + 1) is positive), so decreasing
+    offsets passed the check and the kernel raised a plain ValueError."""
+    with pytest.raises(InputError, match=r"must be non-decreasing: offsets\[2\]"):
+        cumgain.dcg_at(Ragged(np.ones(3), np.array([0, 2, -2 ** 63 + 1])), 2)
+    with pytest.raises(InputError, match=r"runs past the 3 values"):
+        cumgain.dcg_at(Ragged(np.ones(3), np.array([0, 2 ** 62, 2 ** 63 - 1])), 2)

@@ -28,6 +28,7 @@ import sys
 from typing import Optional, Sequence
 
 from cumgain.cli import compare, convert, curves, demo, evaluate, trec_eval
+from cumgain.common import startup
 from cumgain.cli.base import (EXIT_INPUT, EXIT_INTERRUPTED, EXIT_NO_MEMORY, EXIT_NO_TOPICS,
                               EXIT_STATUS_HELP, EXIT_USAGE, Failure, Parser, SubcommandParser,
                               run, version)
@@ -65,6 +66,7 @@ def build_parser() -> Parser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """The ``cumgain`` console script."""
     args = build_parser().parse_args(argv)
+    startup.release()
     return run(args.handler, args, args.prog)
 
 
@@ -76,6 +78,7 @@ def main_trec_eval(argv: Optional[Sequence[str]] = None) -> int:
     trec_eval.add_arguments(parser)
     parser.set_defaults(prog=prog)
     args = parser.parse_args(argv)
+    startup.release()
     return run(args.handler, args, args.prog)
 
 

@@ -21,7 +21,9 @@ import textwrap
 from typing import Callable, Optional, Sequence
 
 from cumgain.common.version import __version__
-from cumgain.exceptions import CumgainError, MissingDependencyError, naming
+from cumgain.exceptions import (CumgainError, GainMappingError, InputError, MissingDependencyError,
+                                naming)
+from cumgain.io import atomic
 
 EXIT_USAGE = 1          # trec_eval: usage, illegal measure
 EXIT_INPUT = 2          # trec_eval: cannot read / malformed file
@@ -68,11 +70,20 @@ class SubcommandParser(Parser):
         return namespace, extras
 
 
-def refuse_existing(path, overwrite: bool) -> None:
-    """A usage error if ``path`` exists (a dangling link counts) and --overwrite is not
-    given; cumgain.io.atomic makes the same check again when it writes."""
-    if not overwrite and os.path.lexists(path):
-        raise Failure(EXIT_USAGE, f"{os.fspath(path)} exists; pass --overwrite to replace it")
+def refuse_existing(path, overwrite: bool, folder: bool = False) -> None:
+    """A usage error, before any work, unless ``path`` may receive what the command
+    writes: a file (:func:`cumgain.io.atomic.check_file_target`: a new name, a stream
+    such as ``/dev/stdout``, ``/dev/null`` or a FIFO, or with --overwrite a regular
+    file) or, with ``folder``, a folder (a new name, or with --overwrite one that
+    cumgain.io.atomic.check_folder accepts). cumgain.io.atomic checks again when it
+    writes."""
+    try:
+        if folder:
+            atomic.refuse_existing(path, overwrite, "--overwrite")
+        else:
+            atomic.check_file_target(path, overwrite, "--overwrite")
+    except InputError as error:
+        raise Failure(EXIT_USAGE, str(error)) from None
 
 
 def one_line(text: str) -> str:
@@ -117,7 +128,7 @@ def run(handler: Callable, args: argparse.Namespace, prog: str) -> int:
         return status or 0
     except Failure as failure:
         message, status = str(failure), failure.status
-    except MissingDependencyError as error:
+    except (MissingDependencyError, GainMappingError) as error:
         message, status = str(error), EXIT_USAGE
     except MemoryError as error:    # OutOfMemoryError names the file; any other says so
         message = str(error) if isinstance(error, CumgainError) \
@@ -201,10 +212,11 @@ def truncated(text: str) -> int:
     return value if isinstance(value, int) else int(value)
 
 
-def truncated_positive(text: str) -> int:
+def truncated_count(text: str) -> int:
+    """:func:`truncated`, at least 0 (trec_eval -M 0 keeps no document)."""
     value = truncated(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 0")
     return value
 
 

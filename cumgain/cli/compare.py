@@ -111,8 +111,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--zero-method", choices=ZERO_METHODS, default="wilcox",
                         help="Wilcoxon's handling of zero differences (scipy's zero_method)")
     options.add_relevance(parser)
-    options.add_topics(parser)
-    options.add_ranking(parser)
+    options.add_topics(parser, command="compare")
+    options.add_ranking(parser, command="compare")
     options.add_output(parser, default_format="markdown")
     options.add_progress(parser)
     parser.set_defaults(handler=run_compare)
@@ -152,7 +152,7 @@ def run_compare(args: argparse.Namespace) -> int:
         pairs = "Tukey's HSD" if args.test == "anova" else "no post-hoc step"
         raise Failure(EXIT_USAGE, f"--posthoc goes with --test friedman (--test {args.test} "
                                   f"has {pairs})")
-    options.check_inputs(args)
+    options.check_inputs(args, distinct_runs=True)
     topic_policy = options.topic_policy(args)
     if args.output is not None:
         options.refuse_output(args)

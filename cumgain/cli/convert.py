@@ -56,7 +56,7 @@ def run_convert(args: argparse.Namespace) -> int:
     from cumgain.cli.base import refuse_existing
     from cumgain.scale.manifest import check_replaceable
 
-    refuse_existing(args.output, args.overwrite)
+    refuse_existing(args.output, args.overwrite, folder=True)
     # What --overwrite may replace is checked before the (long) read, and again when the
     # dataset is written.
     check_folder(args.output, overwrite=True, replaceable=check_replaceable,

@@ -103,8 +103,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "value at the last rank, --depth; with several curves, of the "
                              "nDCG curve if drawn, else the first; equal values: the first "
                              "given); with --highlight, those too")
-    options.add_topics(parser)
-    options.add_ranking(parser)
+    options.add_topics(parser, command="curves")
+    options.add_ranking(parser, command="curves")
     options.add_output(parser)
     options.add_progress(parser)
     parser.set_defaults(handler=run_curves)
@@ -204,7 +204,7 @@ def run_curves(args: argparse.Namespace) -> int:
     discount = options.discount(args) or "trec_eval"
     base = 2.0 if args.base is None else args.base
     topics = options.topic_policy(args)
-    options.check_inputs(args)
+    options.check_inputs(args, distinct_runs=True)
     depth = args.depth
     if args.at is None:
         ranks = tuple(k for k in DEFAULT_READING_RANKS if k <= depth) or (depth,)

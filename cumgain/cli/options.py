@@ -18,6 +18,7 @@ them read the parsed values back (:func:`topic_policy`, :func:`discount`, ...).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Optional, Sequence
 
@@ -59,7 +60,26 @@ def add_gains(parser: argparse.ArgumentParser, default_help: str) -> None:
                         help="logarithm base b of the tois and note discounts (default 2)")
 
 
-def add_topics(parser: argparse.ArgumentParser, many_runs: bool = True) -> None:
+#: What --intersect does where the runs cover different topics, by subcommand.
+INTERSECT_HELP = {
+    "evaluate": "keep only the topics every run has (default: each run is reported on its "
+                "own topics)",
+    "compare": "keep only the topics every run has (default: stop when the runs cover "
+               "different topics, as a paired test needs the same topics)",
+    "curves": "keep only the topics every run has (default: stop when the runs cover "
+              "different topics, as the curves share one ideal curve)",
+}
+#: What --seed makes reproducible, by subcommand.
+SEED_HELP = {
+    "evaluate": "seed of --ties random (default 0: the same order every time)",
+    "compare": "seed of everything random: --ties random, the randomization test and the "
+               "bootstrap (default 0: the same output every time)",
+    "curves": "seed of --ties random (default 0: the same order every time)",
+}
+
+
+def add_topics(parser: argparse.ArgumentParser, many_runs: bool = True,
+               command: str = "evaluate") -> None:
     from cumgain.engine.ranking_rules import TOPIC_POLICIES
     parser.add_argument("-c", "--complete", action="store_true",
                         help="evaluate every qrels topic; a run missing one scores 0 on it "
@@ -68,17 +88,18 @@ def add_topics(parser: argparse.ArgumentParser, many_runs: bool = True) -> None:
                         help="both (default: topics in the run and the qrels), qrels (every "
                              "qrels topic), strict (the run and the qrels must have the same)")
     if many_runs:
-        parser.add_argument("--intersect", action="store_true",
-                            help="keep only the topics every run has (default: report each "
-                                 "run on its own topics; compare and curves stop when the "
-                                 "runs cover different topics)")
+        parser.add_argument("--intersect", action="store_true", help=INTERSECT_HELP[command])
 
 
 def add_relevance(parser: argparse.ArgumentParser, depth_default: Optional[int] = None,
                   depth_help: str = "keep the top N documents per topic (trec_eval -M)",
                   level: bool = True) -> None:
     """``-l`` and ``-J`` (where binary relevance and unjudged documents matter: not for
-    the curves, ``level=False``) and ``-M``."""
+    the curves, ``level=False``, where giving them says why) and ``-M``."""
+    if not level:
+        for flag in ("-l", "-J"):
+            parser.add_argument(flag, action=_NotForCurves, nargs=0 if flag == "-J" else 1,
+                                help=argparse.SUPPRESS)
     if level:
         parser.add_argument("-l", "--relevance-level", type=number, default=1, metavar="N",
                             help="relevant means level >= N for the binary measures "
@@ -89,13 +110,20 @@ def add_relevance(parser: argparse.ArgumentParser, depth_default: Optional[int] 
                         metavar="N", help=depth_help)
 
 
-def add_ranking(parser: argparse.ArgumentParser) -> None:
+class _NotForCurves(argparse.Action):
+    """``-l`` / ``-J`` given to ``curves``: a usage error that says why they do not apply."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(f"{option_string} does not apply to curves: a curve sums graded gains "
+                     "(-g) over every retrieved document, judged or not, with no binary "
+                     "relevance level (use -M to cut the ranking)")
+
+
+def add_ranking(parser: argparse.ArgumentParser, command: str = "evaluate") -> None:
     from cumgain.engine.ranking_rules import SCORE_PRECISIONS, TIE_RULES
     parser.add_argument("--ties", choices=TIE_RULES, default="docno_desc",
                         help="order of equal scores (default: trec_eval's docno_desc)")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed of everything random: --ties random, the randomization "
-                             "test (default 0: the same output every time)")
+    parser.add_argument("--seed", type=int, default=0, help=SEED_HELP[command])
     parser.add_argument("--score-precision", choices=SCORE_PRECISIONS, default="float64",
                         help="float64 (trec_eval 10) or float32 (trec_eval 9, pytrec_eval)")
 
@@ -234,10 +262,26 @@ def discount(args: argparse.Namespace) -> Optional[str]:
     return DISCOUNT_ALIASES.get(args.discount, args.discount)
 
 
-def check_inputs(args: argparse.Namespace) -> None:
-    """Standard input can be read once only."""
+def check_inputs(args: argparse.Namespace, distinct_runs: bool = False) -> None:
+    """Standard input can be read once only; with ``distinct_runs`` (compare, curves),
+    no run file may be given twice (under any name: a link, another path), which would
+    compare a run with itself."""
     if [args.qrels, *args.runs].count("-") > 1:
         raise Failure(EXIT_USAGE, "only one input can be standard input ('-')")
+    if not distinct_runs:
+        return
+    seen: dict = {}
+    for path in args.runs:
+        try:
+            info = os.stat(path) if path != "-" else None
+        except OSError:
+            continue                    # (reading it says what is wrong)
+        key = (info.st_dev, info.st_ino) if info is not None else "-"
+        if key in seen:
+            same = "" if seen[key] == path else f" (as {seen[key]})"
+            raise Failure(EXIT_USAGE, f"the run {path} is given twice{same}: a run compared "
+                                      "with itself")
+        seen[key] = path
 
 
 def show_progress(args: argparse.Namespace):

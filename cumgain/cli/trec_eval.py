@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from cumgain.cli.base import truncated, truncated_positive, version
+from cumgain.cli.base import truncated, truncated_count, version
 from cumgain.exceptions import InputError
 
 HELP = "a drop-in for trec_eval 10.0 (same flags, same output)"
@@ -77,8 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-J", "--Judged_docs_only", dest="judged_only", action="store_true",
                         help="drop unjudged documents from the ranking before evaluating")
     parser.add_argument("-M", "--Max_retrieved_per_topic", dest="depth",
-                        type=truncated_positive, metavar="N",
-                        help="keep only the top N documents per topic")
+                        type=truncated_count, metavar="N",
+                        help="keep only the top N documents per topic (0: none, every "
+                             "measure of the ranking 0, as in trec_eval)")
     parser.add_argument("-N", "--Number_docs_in_coll", dest="collection_size",
                         type=_truncated_count, default=0, metavar="N",
                         help="the number of documents in the collection (utility uses it; "

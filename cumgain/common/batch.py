@@ -102,9 +102,9 @@ def _check_ragged(batch: Ragged, name: str) -> Ragged:
         offsets = offsets.astype(np.int64)
     if offsets[0] < 0:
         raise InputError(f"{name}.offsets[0] = {offsets[0]} is negative")
-    steps = np.diff(offsets)
-    if (steps < 0).any():
-        t = int(np.argmax(steps < 0))
+    decreasing = offsets[1:] < offsets[:-1]     # (not np.diff: it wraps around int64)
+    if decreasing.any():
+        t = int(np.argmax(decreasing))
         raise InputError(
             f"{name}.offsets must be non-decreasing: offsets[{t + 1}] = {offsets[t + 1]} "
             f"< offsets[{t}] = {offsets[t]}")

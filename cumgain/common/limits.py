@@ -65,9 +65,18 @@ def format_bytes(size: float) -> str:
 
 
 def available_memory() -> Optional[int]:
-    """The bytes of memory a new allocation can count on: Linux's ``MemAvailable``
-    (free memory plus what the kernel can reclaim), else the physical memory, else
-    None (unknown: nothing is refused)."""
+    """The bytes of memory a new allocation can count on: the least of what the machine
+    has (Linux's ``MemAvailable``: free memory plus what the kernel can reclaim; else
+    the physical memory), what this process may still map under ``RLIMIT_AS`` (``ulimit
+    -v``), and what its control group may still use (``memory.max`` less
+    ``memory.current``; cgroup v1's ``limit_in_bytes`` less ``usage_in_bytes``). None
+    when none of them is known (nothing is refused)."""
+    known = [n for n in (_machine_memory(), _address_space_left(), _cgroup_memory_left())
+             if n is not None]
+    return max(0, min(known)) if known else None
+
+
+def _machine_memory() -> Optional[int]:
     try:
         with open("/proc/meminfo", "rb") as meminfo:
             for line in meminfo:
@@ -79,6 +88,45 @@ def available_memory() -> Optional[int]:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):
         return None
+
+
+UNLIMITED = 1 << 60     # a limit this large (cgroup v1's "no limit" is 2**63 - 4096) is none
+
+
+def _address_space_left() -> Optional[int]:
+    """RLIMIT_AS (soft) less this process's address space, or None without a limit."""
+    try:
+        import resource
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if limit == resource.RLIM_INFINITY or limit >= UNLIMITED:
+            return None
+        with open("/proc/self/statm", "rb") as statm:
+            mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (ImportError, OSError, ValueError, IndexError, AttributeError):
+        return None
+    return limit - mapped
+
+
+def _read_number(path: str) -> Optional[int]:
+    try:
+        with open(path, "rb") as file:
+            text = file.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None       # ("max": no limit)
+
+
+def _cgroup_memory_left() -> Optional[int]:
+    """The control group's memory limit less its usage (cgroup v2, else v1), or None."""
+    for limit_file, usage_file in (
+            ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+            ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+             "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        limit = _read_number(limit_file)
+        if limit is not None and limit < UNLIMITED:
+            usage = _read_number(usage_file)
+            return limit - (usage or 0)
+    return None
 
 
 def check_memory(n_bytes: int, what: str, hint: str = "") -> None:

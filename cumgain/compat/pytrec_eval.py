@@ -19,6 +19,9 @@ direction of fewer surprises:
   pytrec_eval aborts the process on most); gain tables such as ``ndcg.1=3,2=9`` and
   trec_eval 10.0's measures (``dcg``, ``rbp``, ``unj``, ...) work;
 * float relevance levels are accepted (pytrec_eval requires int);
+* ``utility.2,1,0,0`` is trec_eval's utility with those four coefficients (pytrec_eval
+  merges a measure's parameters as a set, reads three coefficients, prints "improper
+  number of coefficients" and returns 0.0);
 * a topic whose judgments are all negative is evaluated (all measures 0) instead of
   crashing the process;
 * where trec_eval divides 0 by 0 (iprec_at_recall, 11pt_avg and Rprec_mult of a topic
@@ -58,8 +61,9 @@ _PARAMETERS = r"{}[\._]([0-9]+(\.[0-9]+)?(,[0-9]+(\.[0-9]+)?)*)"
 
 def _expand(measures: Iterable[str]) -> List[str]:
     """pytrec_eval's reading of a measure set: nicknames expanded, then each measure's
-    parameters merged into one ``name.p1,p2`` (spellings it cannot read, like gain
-    tables, are kept as they are for cumgain's parser)."""
+    cut-offs merged into one ``name.p1,p2`` (spellings it cannot read, like gain
+    tables, and the ordered parameters of ``utility`` and ``set_F``, are kept as they
+    are for cumgain's parser)."""
     if isinstance(measures, str):
         raise InputError("measures must be a collection of names, e.g. {'map', 'ndcg'}")
     names: List[str] = []
@@ -75,6 +79,8 @@ def _expand(measures: Iterable[str]) -> List[str]:
             merged.setdefault(name, set())
             continue
         for base in supported_measures:
+            if FAMILIES[base].trec == "floats":     # an ordered list (utility.2,1,0,0's
+                continue                            # four coefficients), never merged
             match = re.fullmatch(_PARAMETERS.format(re.escape(base)), name)
             if match is not None:
                 merged.setdefault(base, set()).update(match.group(1).split(","))

@@ -75,6 +75,7 @@ def ranked_order(scores: np.ndarray, doc_ids: np.ndarray, offsets: np.ndarray, *
 
 
 def _check_depth(depth: Any) -> None:
-    """``depth`` is None or a whole number from 1 to MAX_RANK (cumgain.common.limits)."""
+    """``depth`` is None or a whole number from 0 (no document kept, as trec_eval -M 0)
+    to MAX_RANK (cumgain.common.limits)."""
     if depth is not None:
-        whole_number(depth, "depth")
+        whole_number(depth, "depth", low=0)

@@ -63,17 +63,26 @@ class Evaluation:
                                    values=values, means=means)
 
     def per_topic(self) -> dict[str, dict[str, float]]:
-        """``{topic: {measure: value}}``, pytrec_eval's shape."""
+        """``{topic: {measure: value}}``, pytrec_eval's shape. A measure that is not
+        defined on a topic (``Accuracy`` without a (relevant, non-relevant) pair: NaN in
+        :attr:`values`, left out of its mean) is left out of that topic's dict, as
+        ir_measures leaves it out."""
         names = tuple(measure.name for measure in self.measures)
         columns = [self.values[name] for name in names]
         if all(column.dtype == np.float64 for column in columns):
             stacked = np.empty((len(names), len(self.topics)))
             for m, column in enumerate(columns):
                 stacked[m] = column
-            return topic_dicts(tuple(self.topics), names, stacked)
-        rows = zip(*(column.tolist() for column in columns)) if columns \
-            else ((),) * len(self.topics)
-        return {topic: dict(zip(names, row)) for topic, row in zip(self.topics, rows)}
+            result = topic_dicts(tuple(self.topics), names, stacked)
+        else:
+            rows = zip(*(column.tolist() for column in columns)) if columns \
+                else ((),) * len(self.topics)
+            result = {topic: dict(zip(names, row)) for topic, row in zip(self.topics, rows)}
+        for measure in self.measures:
+            if measure.aggregate == "mean_defined":
+                for t in np.flatnonzero(np.isnan(self.values[measure.name])).tolist():
+                    del result[self.topics[t]][measure.name]
+        return result
 
     def to_dataframe(self) -> pd.DataFrame:
         """A pandas DataFrame, one row per topic and a column per measure (needs pandas)."""

@@ -14,7 +14,7 @@ from typing import Any, Callable, Union
 import numpy as np
 
 from cgcore import _measures as kernels
-from cumgain.exceptions import InputError
+from cumgain.exceptions import GainMappingError
 from cumgain.gains import GainMapping, gain_mapping
 from cumgain.measures.base import GainsSpec, Measure
 from cumgain.measures.ranked import (
@@ -54,7 +54,8 @@ def gain_mapping_of(measure: Measure) -> GainMapping:
             return table[level]
         if measure.gain_fallback == "identity" or level < 0:
             return level if level >= 0 else 0.0
-        raise InputError(f"measure {measure.name!r}: relevance level {level:g} has no gain")
+        raise GainMappingError(f"measure {measure.name!r}: relevance level {level:g} has no "
+                               "gain")
     return GainMapping(measure.name, gain_of_level)
 
 

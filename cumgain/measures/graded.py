@@ -16,6 +16,7 @@ import cgcore
 from cgcore import _measures as kernels
 from cgcore import _trec_measures as trec_kernels
 from cumgain.common.batch import Ragged
+from cumgain.exceptions import SumOverflowError
 from cumgain.measures.base import Family, register
 from cumgain.measures.batch import Batch, mapping_key
 from cumgain.measures.binary import TREC_CUTOFFS
@@ -98,17 +99,46 @@ def _ncg(measures: list, batch: Batch) -> list:
 
 
 def _average_position(measures: list, batch: Batch) -> list:
-    """avg-pos (eq. 6): (1/k) sum_{i<=k} of the topic's nCG or nDCG vector."""
+    """avg-pos (eq. 6): (1/k) sum_{i<=k} of the topic's nCG or nDCG vector.
+
+    A topic's vector is constant from rank L_t = max(1, min(k, the longer of its
+    ranking and its judgments)) on (no gain is added to the run's sum nor to the
+    ideal's): its first L_t entries are added in rank order, then the constant tail as
+    one product, (k - L_t) * V[L_t]. So memory and time follow the lists, not k (a
+    cut-off of 10**8 on two documents needs two columns), and a topic's value does
+    not depend on the other topics evaluated with it (a Dask partition, a stream's
+    piece)."""
     columns = []
     for measure in measures:
         k = measure.cutoff
         ranked = batch.ranked(measure)
+        lengths = np.maximum(np.diff(ranked.offsets), np.diff(ranked.qrels_offsets))
+        reach = np.clip(lengths, 1, k)
+        depth = int(reach.max()) if len(reach) else 1
         run = Ragged(batch.gains(measure), ranked.offsets)
         judged = Ragged(batch.judged_gains(measure), ranked.qrels_offsets)
-        vectors = ncg(run, judged, k) if measure.family == "avg_pos_nCG" else \
-            ndcg(run, judged, k, discount=measure.discount, base=measure.base)
-        columns.append(cgcore.average_position(np.ascontiguousarray(vectors), k))
+        vectors = ncg(run, judged, depth) if measure.family == "avg_pos_nCG" else \
+            ndcg(run, judged, depth, discount=measure.discount, base=measure.base)
+        vectors = np.ascontiguousarray(vectors).reshape(len(reach), depth)
+        columns.append(_average_over_ranks(measure, vectors, reach, k))
     return columns
+
+
+def _average_over_ranks(measure, vectors: np.ndarray, reach: np.ndarray, k: int
+                        ) -> np.ndarray:
+    """(1/k) (sum_{i < reach_t} V[t, i] + (k - reach_t) V[t, reach_t - 1]) per topic t,
+    the sum in rank order; a sum that leaves float64's range is a SumOverflowError."""
+    rows = np.arange(len(reach))
+    with np.errstate(over="ignore", invalid="ignore"):
+        prefix = np.cumsum(vectors, axis=1)          # (sequential: rank order)
+        last = vectors[rows, reach - 1]
+        total = prefix[rows, reach - 1] + (k - reach).astype(np.float64) * last
+    overflow = ~np.isfinite(total) & np.isfinite(vectors).all(axis=1)
+    if overflow.any():
+        t = int(np.argmax(overflow))
+        raise SumOverflowError(f"{measure.name}: the sum over {k} ranks of topic {t}'s "
+                               "vector leaves float64's range", topic=t, sum="ranks")
+    return total / float(k)
 
 
 def _ndcg_rel_and_rndcg(batch: Batch, measure) -> tuple:

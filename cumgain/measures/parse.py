@@ -8,21 +8,25 @@
   distinct; where atol would silently read something else than what is written, the
   cut-off is an error instead: an exponent (``P.1e3``, which atol reads as 1), other
   text after the digits (``P.5x``), a cut-off beyond 2**53 - 1. Fractional cut-offs
-  (recall levels, multiples of R) are read with atof, exponents included, up to 1e6.
+  (recall levels, multiples of R) and the other numbers up to 1e6.
   Output names are trec_eval's.
 * ir_measures: ``Name(param=value, ...)@k`` or ``Name@k(param=value, ...)``, e.g.
   ``nDCG@10``, ``P(rel=2)@5``, ``AP``, ``RR@10``, ``IPrec@0.5``, ``SetP(relative=True)``,
   ``NumRet(rel=1)``; a family takes only the parameters it declares. Output names are
   the spelling given, without spaces.
+
+Every number of every parameter, in every spelling, is read by one rule
+(:func:`decimal`): decimal digits with an optional fraction and exponent (``5``,
+``0.5``, ``.5``, ``1e-3``). Anything else (``0x10``, which C's atof reads as 16 and
+Python as 16 too; ``1_0``; ``5x``, which atof reads as 5; ``inf``) is an InputError
+naming the parameter, never a number read one way here and another there.
 """
 from __future__ import annotations
 
-import ast
 import difflib
 import functools
 import math
 import re
-import threading
 from typing import Any, Callable, Iterable, Optional, Union, get_args
 
 from cumgain.exceptions import InputError
@@ -43,11 +47,15 @@ def atol(text: str) -> Optional[int]:
     return int(match.group(1)) if match else None
 
 
-def atof(text: str) -> Optional[float]:
-    """C's atof on a parameter: the leading number ("0.25x" -> 0.25); None where atof
-    would read no number at all (it would give 0)."""
-    match = re.match(r"\s*([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)", text)
-    return float(match.group(1)) if match else None
+_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def decimal(text: str) -> Optional[float]:
+    """A parameter's number, by the rule every spelling follows: decimal digits with an
+    optional fraction and exponent (``5``, ``0.5``, ``.5``, ``-1e-3``; spaces around
+    ignored); None for anything else (``0x10``, ``1_0``, ``5x``, ``inf``, ``nan``)."""
+    text = text.strip()
+    return float(text) if _DECIMAL.fullmatch(text) else None
 
 
 def trec_float_name(family: str, value: float) -> str:
@@ -106,8 +114,8 @@ def _cutoffs(family: Family, text: str, spelling: str) -> list:
 
 
 def _float_cutoffs(family: Family, text: str, spelling: str) -> list:
-    """Fractional cut-offs (recall points, multiples of R): atof, sorted, distinct."""
-    points = sorted(_numbers(text, atof, spelling, "a number"))
+    """Fractional cut-offs (recall points, multiples of R): decimal, sorted, distinct."""
+    points = sorted(_numbers(text, decimal, spelling, "a number"))
     if len(set(points)) != len(points):
         raise InputError(f"measure {spelling!r}: duplicate cut-offs")
     if any(not math.isfinite(x) or not 0 <= x <= MAX_FRACTION for x in points):
@@ -121,7 +129,7 @@ def _floats(family: Family, text: Optional[str], spelling: str) -> list:
     """An ordered list of numbers (utility's coefficients, set_F's beta, ...); the
     measure is renamed ``family_text`` when given."""
     values = tuple(float(v) for v in family.trec_defaults) if text is None else \
-        tuple(_numbers(text, atof, spelling, "a number"))
+        tuple(_numbers(text, decimal, spelling, "a number"))
     if any(not math.isfinite(v) for v in values):
         raise InputError(f"measure {spelling!r}: parameters must be finite")
     name = family.name if text is None else f"{family.name}_{text}"
@@ -134,8 +142,8 @@ def _pairs(family: Family, text: str, spelling: str) -> list:
     gains, others = [], []
     for part in text.split(","):
         key, equals, raw = part.partition("=")
-        value = atof(raw) if equals and raw else None
-        if not equals or not key or value is None or atof(raw) is None:
+        value = decimal(raw) if equals and raw else None
+        if not equals or not key or value is None:
             raise InputError(f"measure {spelling!r}: malformed pair parameter {_shorten(part)}; "
                              f"write them like {family.name}.1=3,2=9")
         if not math.isfinite(value):
@@ -223,12 +231,12 @@ def _parse_trec(spelling: str) -> Optional[list]:
             continue
         if family.trec == "cutoffs" and not re.fullmatch(r"\d+(,\d+)*", suffix):
             continue
-        if family.trec == "float_cutoffs" and atof(suffix) is None:
+        if family.trec == "float_cutoffs" and decimal(suffix.split(",")[0]) is None:
             continue
         if family.trec == "pairs" and not re.fullmatch(r"[^=,]+=[^=,]+(,[^=,]+=[^=,]+)*",
                                                       suffix):
             continue
-        if family.trec == "floats" and any(atof(part) is None for part in suffix.split(",")):
+        if family.trec == "floats" and any(decimal(part) is None for part in suffix.split(",")):
             continue
         measures = _trec_measures(family, suffix, spelling)
         if family.trec == "cutoffs" and "," not in suffix:   # named as given: P_05 stays
@@ -257,19 +265,41 @@ def _split_arguments(text: str) -> list:
     return parts
 
 
-# CPython 3.11 (gh-106905): the AST builder's recursion counter is shared by all
-# threads, so ast.literal_eval in several threads at once can raise "SystemError: AST
-# constructor recursion depth mismatch". Evaluations may run in threads: one at a time.
-_AST_LOCK = threading.Lock()
+_WHOLE_NUMBER = re.compile(r"[+-]?\d+")
+
+
+def _scalar(raw: str) -> Any:
+    """One value as written: True / False, a quoted string (quotes dropped), an int
+    (digits only), a float (:func:`decimal`), or else the bare word itself (``tois``,
+    ``0-1-10-100``, ``exponential>=2``; also ``0x10`` or ``1_0``, which the readers
+    then refuse as not numbers)."""
+    raw = raw.strip()
+    if raw in ("True", "False"):
+        return raw == "True"
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        return raw[1:-1]
+    if _WHOLE_NUMBER.fullmatch(raw):
+        return int(raw) if len(raw) <= 40 else float(raw)   # (a huge one: inf, refused)
+    value = decimal(raw)
+    return raw if value is None else value
 
 
 def _literal(raw: str) -> Any:
+    """A parameter's value, read without recursion (a scheme of thousands of levels is
+    a word like any other): a scalar (:func:`_scalar`), or a flat ``{level: gain, ...}``
+    table of numbers."""
     raw = raw.strip()
-    try:
-        with _AST_LOCK:
-            return ast.literal_eval(raw)
-    except (ValueError, SyntaxError):
-        return raw.strip("'\"")  # bare words: tois, 0-1-10-100, exponential
+    if not (raw.startswith("{") and raw.endswith("}")):
+        return _scalar(raw)
+    table = {}
+    body = raw[1:-1].strip()
+    for entry in body.split(",") if body else ():
+        key, colon, value = entry.partition(":")
+        level, gain = _scalar(key), _scalar(value)
+        if not colon or not _number(level) or not _number(gain):
+            return raw                  # (refused by the reader: not numbers to numbers)
+        table[level] = gain
+    return table
 
 
 def _number(value: Any) -> bool:
@@ -296,12 +326,11 @@ def _read_judged_only(value: Any, spelling: str) -> dict:
 
 def _read_gains(value: Any, spelling: str) -> dict:
     if isinstance(value, dict):
-        try:
-            table = tuple(sorted((float(k), float(v)) for k, v in value.items()))
-        except (TypeError, ValueError):
-            raise InputError(f"measure {spelling!r}: gains must map numbers to numbers") \
-                from None
+        table = tuple(sorted((float(k), float(v)) for k, v in value.items()))
         return {"gains": table, "gain_fallback": "error"}
+    if isinstance(value, str) and value.startswith("{"):
+        raise InputError(f"measure {spelling!r}: gains must map numbers to numbers, "
+                         f"like gains={{0:0, 1:1, 2:3}}")
     if isinstance(value, str):
         from cumgain.gains import gain_mapping
         gain_mapping(value)  # validates the scheme name
@@ -430,8 +459,7 @@ def _parse_ir(spelling: str) -> Optional[Measure]:
     at = match.group("at")
     cutoff = None
     if family.at == "recall":
-        value = atof(at) if at is not None and atof(at) is not None and \
-            re.fullmatch(r"\d*\.?\d*", at) else None
+        value = decimal(at) if at is not None and re.fullmatch(r"\d*\.?\d*", at) else None
         if value is None or not 0 <= value <= 1:
             raise InputError(f"measure {spelling!r}: {name} needs a recall level in [0, 1], "
                              f"like {name}@0.5")
@@ -509,7 +537,7 @@ def _render(family: Family, name: str, rest: str) -> list:
     if trec.trec is not None and not rest.startswith("("):
         if not at:
             out.append(trec.name)
-        elif trec.trec in ("cutoffs", "float_cutoffs") and atof(at) is not None:
+        elif trec.trec in ("cutoffs", "float_cutoffs") and decimal(at) is not None:
             out.append(f"{trec.name}.{at}")
     return out
 
@@ -517,7 +545,8 @@ def _render(family: Family, name: str, rest: str) -> list:
 def _suggestions(compact: str) -> list:
     """Spellings close to ``compact`` (ignoring case), with its cut-off or parameters:
     names equal but for case first, then near misses; for each, the family's canonical
-    ir_measures spelling and its trec_eval spelling; each once."""
+    ir_measures spelling and its trec_eval spelling; each once, and only those that
+    parse (a suggestion is never itself an unknown measure)."""
     stem = re.split(r"[.@(]", compact)[0]
     rest = compact[len(stem):]
     trimmed = re.sub(r"_[\d.,]+$", "", stem)
@@ -533,7 +562,7 @@ def _suggestions(compact: str) -> list:
     for match in ([key] if key in spellings else []) + [m for m in close if m != key]:
         for family, name in spellings[match]:
             for text in _render(family, name, rest):
-                if text not in suggestions and text != compact:
+                if text not in suggestions and text != compact and _names_a_measure(text):
                     suggestions.append(text)
     return suggestions[:6]
 
@@ -549,10 +578,40 @@ def parse_measure(spelling: Union[str, Measure]) -> list[Measure]:
         raise InputError("empty measure name")
     measures = _parse_compact(compact, len(FAMILIES))
     if measures is None:
+        _explain_unknown(spelling, compact)
         close = _suggestions(compact)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise InputError(f"unknown measure {spelling!r}{hint}")
     return list(measures)
+
+
+_AT_ANYTHING = re.compile(r"(?P<name>[^\W\d]\w*)(?:\(.*\))?@(?P<at>[^(]*)(?:\(.*\))?")
+
+
+def _names_a_measure(text: str) -> bool:
+    try:
+        return bool(text) and _parse_compact(text, len(FAMILIES)) is not None
+    except InputError:
+        return False
+
+
+def _explain_unknown(spelling: str, compact: str) -> None:
+    """Raise the error that says what is wrong with a spelling that names no measure,
+    where that can be told: several measures in one string, or a cut-off that is not
+    a number."""
+    for parts in (spelling.split(), _split_arguments(spelling)):
+        parts = [part.strip() for part in parts]
+        if len(parts) > 1 and all(_names_a_measure(part) for part in parts):
+            raise InputError(f"{spelling!r} names several measures ({', '.join(parts)}); "
+                             "give each one separately (on the command line, -m once "
+                             "per measure)")
+    match = _AT_ANYTHING.fullmatch(compact)
+    if match and match.group("name") in _ir_names():
+        if not match.group("at"):
+            raise InputError(f"measure {spelling!r}: no cut-off after '@' (like "
+                             f"{match.group('name')}@10)")
+        raise InputError(f"measure {spelling!r}: the cut-off {match.group('at')!r} of "
+                         f"{match.group('name')} is not a number")
 
 
 @functools.lru_cache(maxsize=4096)

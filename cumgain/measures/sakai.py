@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from cgcore import _graded_extra as kernels
-from cumgain.exceptions import InputError
+from cumgain.exceptions import GainMappingError, InputError
 from cumgain.gains import gain_mapping
 from cumgain.measures.base import Family, Measure, register
 from cumgain.measures.batch import Batch, safe_ratio
@@ -85,7 +85,7 @@ def top_gain(measure: Measure, default_max_rel: int | None = None) -> float:
         if isinstance(gains, tuple):
             table = dict(gains)
             if float(max_rel) not in table:
-                raise InputError(f"measure {measure.name!r}: gains has no gain for level "
+                raise GainMappingError(f"measure {measure.name!r}: gains has no gain for level "
                                  f"max_rel={max_rel}")
             return float(table[float(max_rel)])
         return float(gain_mapping(gains)([float(max_rel)])[0])

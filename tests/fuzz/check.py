@@ -311,3 +311,118 @@ def pack_dicts(flags: int, documents: list) -> bytes:
     """One input for the dicts target: ``documents`` as (first, docno, value) bytes
     (see :func:`dicts`)."""
     return bytes([flags, 0, 0]) + bytes(b for document in documents for b in document)
+
+
+# ---------------------------------------------------------------- the parameter parser
+
+_SPELLING_QRELS = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"d": 3}}
+_SPELLING_RUN = {"q1": {"a": 0.3, "b": 0.9, "c": 0.5, "x": 0.1}, "q2": {"d": 0.4}}
+
+
+def check_measure_spelling(data: bytes) -> None:
+    """Any text as a measure's spelling: parse_measure gives measures or raises an
+    InputError (never a RecursionError, an OverflowError, a ValueError of its own);
+    what parses evaluates to numbers or an InputError; and a spelling that parses
+    reads back to the same measures from each printed name (a number read one way in
+    one spelling and another way in another would differ here)."""
+    from cumgain.measures import parse_measure
+    spelling = data.decode("utf-8", "replace")
+    try:
+        measures = parse_measure(spelling)
+    except InputError:
+        return
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            evaluate(_SPELLING_QRELS, _SPELLING_RUN, measures)
+    except InputError:
+        return
+    for measure in measures:
+        if measure.spec.trec is not None and measure.name == measure.family \
+                or "_" in measure.name and "(" not in measure.name:
+            again = parse_measure(measure.name)
+            assert [m.family for m in again] == [measure.family], (spelling, measure.name)
+
+
+# ---------------------------------------------------------------- the writers
+
+WRITER_TARGETS = ("new", "regular", "private", "fifo", "null", "full", "link", "dangling",
+                  "folder", "slash", "empty")
+
+
+def check_writer(data: bytes) -> None:
+    """Byte 0 chooses a destination kind (WRITER_TARGETS) and ``overwrite``, the rest
+    is what is written through :func:`cumgain.io.atomic.atomic_open`. Whatever the
+    destination: an InputError or an OSError naming it (never the temporary file), or
+    the data written; afterwards no temporary is left, a link is still the link (its
+    target untouched), a device or a FIFO is still one, a replaced regular file holds
+    the data and keeps its mode, an untouched one its old content."""
+    import stat
+    import threading
+    from cumgain.io import atomic
+    kind = WRITER_TARGETS[(data[0] if data else 0) % len(WRITER_TARGETS)]
+    overwrite = bool(data[0] & 0x80) if data else False
+    payload = data[1:]
+    with tempfile.TemporaryDirectory(dir=FOLDER) as folder:
+        path = os.path.join(folder, "out")
+        victim = os.path.join(folder, "victim")
+        with open(victim, "wb") as out:
+            out.write(b"precious")
+        reader = None
+        if kind in ("regular", "private"):
+            with open(path, "wb") as out:
+                out.write(b"old")
+            os.chmod(path, 0o600 if kind == "private" else 0o644)
+        elif kind == "fifo":
+            os.mkfifo(path)
+            received = []
+            reader = threading.Thread(target=lambda: received.append(open(path, "rb").read()))
+            reader.start()
+        elif kind == "link":
+            os.symlink(victim, path)
+        elif kind == "dangling":
+            os.symlink(os.path.join(folder, "nowhere"), path)
+        elif kind == "folder":
+            os.mkdir(path)
+        target = {"null": "/dev/null", "full": "/dev/full", "slash": path + "/",
+                  "empty": ""}.get(kind, path)
+        try:
+            with atomic.atomic_open(target, "wb", overwrite=overwrite) as out:
+                out.write(payload)
+            outcome = "written"
+        except InputError as error:
+            outcome = "refused"
+            assert atomic.TEMP_MARK not in str(error), error
+        except OSError as error:
+            outcome = "failed"
+            assert error.filename == target and atomic.TEMP_MARK not in str(error), error
+        finally:
+            if reader is not None:
+                if reader.is_alive():       # (a reader still waiting for a writer: one
+                    with contextlib.suppress(OSError):              # that writes nothing)
+                        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+                reader.join(10)
+        names = sorted(os.listdir(folder))
+        assert not [n for n in names if atomic.TEMP_MARK in n], names
+        with open(victim, "rb") as kept:
+            assert kept.read() == b"precious"
+        if kind in ("link", "dangling"):
+            assert outcome == "refused" and os.path.islink(path)
+        if kind == "fifo":
+            assert outcome == "written" and stat.S_ISFIFO(os.lstat(path).st_mode)
+            assert received == [bytes(payload)]
+        if kind in ("null", "full"):
+            assert stat.S_ISCHR(os.stat(target).st_mode)
+            assert outcome == ("written" if kind == "null" or not payload else "failed")
+        if kind in ("folder", "slash", "empty"):
+            assert outcome == "refused"
+        if kind in ("regular", "private"):
+            with open(path, "rb") as result:
+                content = result.read()
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+            assert mode == (0o600 if kind == "private" else 0o644), oct(mode)
+            assert (outcome, content) == (("written", bytes(payload)) if overwrite
+                                          else ("refused", b"old"))
+        if kind == "new":
+            with open(path, "rb") as result:
+                assert outcome == "written" and result.read() == bytes(payload)

@@ -1,11 +1,13 @@
 """Coverage-guided fuzzing of the TREC readers and the evaluator with atheris.
 
-    python tests/fuzz/fuzz_trec.py [files|dicts|files-native|dicts-native] [libFuzzer flags] CORPUS_DIR
+    python tests/fuzz/fuzz_trec.py [files|dicts|files-native|dicts-native|measures|writers] [libFuzzer flags] CORPUS_DIR
 
 Each input goes through tests/fuzz/check.py (see there for the property): ``files`` and
 ``dicts`` check the compiled path against the reference reader; ``files-native`` and
 ``dicts-native`` run the compiled path alone, several times more inputs per second,
-for the sanitizers to watch. libFuzzer
+for the sanitizers to watch; ``measures`` fuzzes the parser of measure spellings and
+their parameters, ``writers`` the atomic writer's destinations (a FIFO, /dev/null,
+/dev/full, links, folders, replaced files). libFuzzer
 (inside atheris) is guided by the edges of the compiled core and of the Python
 modules in INSTRUMENTED below, on the clang build made for it (CUMGAIN_FUZZ=1:
 -fsanitize=fuzzer-no-link,address,undefined), with the ASan + UBSan runtime that has
@@ -82,7 +84,8 @@ with atheris.instrument_imports(include=["cumgain"], exclude=_skip):
     import check
 
 TARGETS = {"files": check.check_files, "dicts": check.check_dicts,
-           "files-native": check.check_files_native, "dicts-native": check.check_dicts_native}
+           "files-native": check.check_files_native, "dicts-native": check.check_dicts_native,
+           "measures": check.check_measure_spelling, "writers": check.check_writer}
 
 
 def main() -> None:

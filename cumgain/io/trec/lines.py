@@ -170,6 +170,10 @@ def _parse_batch(text: bytes, first_line: int, source: str, kind: _Kind):
             expected = "" if kind.exact else "at least "
             message = f"expected {expected}{kind.n_fields} fields ({kind.layout}), found " \
                       f"{counts[i]}"
+            if tokens[starts[i]][:1] in (b"{", b"["):
+                message += (" (this looks like JSON, as ranx and ir_datasets write runs and "
+                            "qrels: cumgain reads TREC text files; in Python, json.load the "
+                            "file and pass the {qid: {docid: value}} dict instead)")
         else:
             tag = tokens[starts[i] + 5].decode()
             message = (f"the tag {tag!r} is a number and {counts[i] - kind.n_fields} more "
@@ -273,7 +277,10 @@ def _line_text(text: bytes, at: int) -> str:
 
 
 def _shown(line: bytes) -> str:
-    shown = line.decode("utf-8", "backslashreplace")
+    """The line as an error shows it: its bytes decoded with the undecodable ones kept
+    as surrogates (FormatError shows each as ``\\xNN``, once), at most _SHOWN
+    characters."""
+    shown = line.decode("utf-8", "surrogateescape")
     return shown if len(shown) <= _SHOWN else shown[:_SHOWN] + "..."
 
 
