@@ -176,7 +176,7 @@ from typing import Any, BinaryIO, Iterator, Optional, Union, overload
 
 import numpy as np
 
-from cumgain.io import columns
+from cumgain.io import columns, neighbours
 from cumgain.io.native import reader as native
 from cumgain.io.native.blocks import check_threads, is_stream, source_of
 from cumgain.io.native.qrels import _columns_qrels, native_qrels
@@ -485,6 +485,7 @@ def load_run(obj: Any, *, duplicates: DuplicatePolicy = "error") -> Run:
 def _load(obj: Any, duplicates: DuplicatePolicy, read: Any, qrels: bool) -> Any:
     """load_qrels' and load_run's dispatch, with ``read`` for paths and streams."""
     _check_policy(duplicates)
+    obj = neighbours.adapted(obj, "qrels" if qrels else "run")
     wanted, other = (Qrels, Run) if qrels else (Run, Qrels)
     if isinstance(obj, wanted):
         return obj
@@ -497,14 +498,9 @@ def _load(obj: Any, duplicates: DuplicatePolicy, read: Any, qrels: bool) -> Any:
                                                                        duplicates=duplicates)
     if isinstance(obj, Mapping):
         return (qrels_from_dict if qrels else run_from_dict)(obj)
-    if qrels:
-        raise InputError(
-            "qrels must be a Qrels, a path, a binary stream, a {qid: {docid: relevance}} "
-            "mapping, a pandas or Polars DataFrame or an Arrow table, got "
-            f"{type(obj).__name__}")
-    raise InputError(
-        "a run must be a Run, a path, a binary stream, a {qid: {docid: score}} mapping, a "
-        f"pandas or Polars DataFrame or an Arrow table, got {type(obj).__name__}")
+    raise InputError(f"{'qrels' if qrels else 'a run'} must be "
+                     f"{neighbours.accepted('qrels' if qrels else 'run')}, got "
+                     f"{type(obj).__name__}")
 
 
 def _load_qrels_python(obj: Any, *, duplicates: DuplicatePolicy = "error") -> Qrels:
@@ -562,6 +558,7 @@ def prepare_qrels(qrels: Any, *, duplicates: DuplicatePolicy = "error",
     are."""
     check_threads(threads)
     _check_policy(duplicates)
+    qrels = neighbours.adapted(qrels, "qrels")
     if isinstance(qrels, (PreparedQrels, PreparedQrelsFile, PreparedQrelsTable, Qrels)):
         return qrels
     if columns.is_columnar(qrels):

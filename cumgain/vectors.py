@@ -45,6 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 import cgcore
+from cumgain.common.arrays import plain
 from cumgain.common.batch import Ragged, as_batch
 from cumgain.exceptions import InputError, SumOverflowError
 from cumgain.gains import GainSpec, gain_mapping
@@ -229,7 +230,7 @@ def _as_matrix(vectors: Any, name: str, nan: bool = False,
     """A 1-D vector or topics x ranks matrix as C-contiguous float64, and whether it was
     1-D; its entries (of the first ``columns`` ranks, the ones read) finite, or
     (``nan``) finite or NaN (a topic marked by ``zero_ideal=nan``)."""
-    array = np.asarray(vectors)
+    array = np.asarray(plain(vectors))
     if array.dtype == object or not np.issubdtype(array.dtype, np.number) \
             or np.iscomplexobj(array):
         raise InputError(f"{name} must be a numeric vector or topics x ranks matrix")

@@ -144,6 +144,26 @@ def test_torch_tensors_are_read_in_place():
     assert _per_topic(got) == _per_topic(expected)
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+def test_half_precision_tensors_with_gradients_are_read(dtype):
+    """bfloat16 and float16 scores (which numpy cannot take from torch: a raw TypeError
+    before) widened to float32, which holds them exactly; a tensor that requires grad
+    detached (torch's own error before); the same values as the float32 numpy array."""
+    torch = pytest.importorskip("torch")
+    generator = torch.Generator().manual_seed(4)
+    scores = torch.rand(40, 12, generator=generator).to(getattr(torch, dtype))
+    scores.requires_grad_(True)
+    labels = torch.randint(0, 3, (40, 12), generator=generator)
+    got = evaluate_dense(labels, scores, MEASURES)
+    expected = evaluate_dense(labels.numpy(), scores.detach().float().numpy(), MEASURES)
+    assert _per_topic(got) == _per_topic(expected)
+    assert scores.grad is None
+    vectors = cumgain.ndcg(scores.detach()[0], scores.detach()[1], 5)
+    assert np.array_equal(vectors, cumgain.ndcg(scores.detach()[0].float().numpy(),
+                                                 scores.detach()[1].float().numpy(), 5))
+    assert cumgain.dcg_at(scores[:3], 4).shape == (3,)
+
+
 def test_scikit_learn_ndcg_score_agrees():
     metrics = pytest.importorskip("sklearn.metrics")
     rng = np.random.default_rng(9)

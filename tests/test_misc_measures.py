@@ -167,8 +167,9 @@ def test_err_with_a_gains_table_hand_computed():
                           {"1": {"a": 1.0}})["1"] == 2 / 3
     with pytest.raises(InputError, match="is above the top level"):
         evaluate(qrels, run, [f"ERR({table},max_rel=2)"])
-    with pytest.raises(InputError, match="relevance level 0 has no gain"):
-        evaluate(qrels, run, ["ERR(gains={1:1,2:2,4:4})"])
+    # a level the table leaves out keeps its own value (ir_measures' mapping): 0 -> 0
+    assert cumgain_values("ERR(gains={1:1,2:2,4:4})", qrels, run) == \
+        cumgain_values(f"ERR({table})", qrels, run)
 
 
 # ---------------------------------------------------------------- Judged

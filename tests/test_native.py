@@ -1628,13 +1628,17 @@ def test_arrays_reused_from_range_to_range_give_each_range_its_own_values(tmp_pa
 
 
 def test_gain_tables_that_differ_only_in_unlisted_levels_are_not_shared():
-    """trec_eval's ndcg.1=3,2=9 keeps an unlisted level's value as its gain; the same
-    table as nDCG(gains=...) makes it an error. Evaluated together, in either order,
-    each keeps its own rule (they once shared the first one's table)."""
+    """trec_eval's ndcg.1=3,2=9 and ir_measures' nDCG(gains={1:3,2:9}) keep an unlisted
+    level's value as its gain; NTCIREVAL's tables (nERR, Q) make it an error. Evaluated
+    together, in either order, each keeps its own rule (they once shared the first
+    one's table)."""
     qrels, run = {"1": {"a": 1, "b": 5, "c": 2}}, {"1": {"a": 3.0, "b": 2.0, "c": 1.0}}
     trec_style, table_style = "ndcg.1=3,2=9", "nDCG(gains={1:3,2:9})"
+    strict = "nERR(gains={0:0,1:3,2:9})@3"
     alone = evaluate(qrels, run, [trec_style]).means[trec_style.replace(".", "_", 1)]
-    for measures in ([trec_style, table_style], [table_style, trec_style]):
+    both = evaluate(qrels, run, [table_style, trec_style]).means
+    assert both[table_style] == both["ndcg_1=3,2=9"] == alone
+    for measures in ([trec_style, strict], [strict, trec_style]):
         with pytest.raises(InputError, match="relevance level 5 has no gain"):
             evaluate(qrels, run, measures)
     assert evaluate(qrels, run, [trec_style, "ndcg"]).means["ndcg_1=3,2=9"] == alone
@@ -1649,7 +1653,7 @@ def test_a_gain_mapping_error_names_the_same_level_whatever_the_split(tmp_path, 
     qrels_path.write_text("1 0 a 13\n1 0 b 2\n2 0 c 5\n2 0 d 1\n3 0 e 1\n")
     run_path.write_text("1 Q0 a 1 1 r\n2 Q0 c 1 1 r\n3 Q0 e 1 1 r\n")
     monkeypatch.setattr(evaluator, "PARALLEL_MEASURE_ROWS", 1)
-    for measures in (["nDCG@5(gains=0-1-10-100)"], ["nDCG(gains={0:0,1:1,2:3})@10"],
+    for measures in (["nDCG@5(gains=0-1-10-100)"], ["nERR(gains={0:0,1:1,2:3})@10"],
                      ["P_1", "nDCG(gains=0-1-10-100)"]):
         for threads in (1, 2, 3):
             with pytest.raises(InputError, match=r"relevance level 5 has no gain"):

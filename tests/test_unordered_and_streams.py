@@ -362,7 +362,7 @@ def test_text_streams_are_refused_with_what_to_give(tmp_path):
     (tmp_path / "qrels.txt").write_text("q1 0 a 1\n")
     with pytest.raises(InputError, match=r"a text stream; give its bytes"):
         cumgain.evaluate(tmp_path / "qrels.txt", io.StringIO("q1 Q0 a 1 1 t\n"), ["map"])
-    with pytest.raises(InputError, match=r"a run must be a path, a binary stream"):
+    with pytest.raises(InputError, match=r"a run must be a TREC run file path, a binary stream"):
         cumgain.evaluate(tmp_path / "qrels.txt", 42, ["map"])
 
 

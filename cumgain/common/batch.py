@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from cumgain.common.arrays import plain
 from cumgain.exceptions import InputError
 
 
@@ -66,7 +67,7 @@ class Ragged:
 
 
 def _as_float(array: Any, name: str) -> np.ndarray:
-    array = np.asarray(array)
+    array = np.asarray(plain(array))
     if array.size == 0:
         return np.zeros(array.shape, dtype=np.float64)
     if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
@@ -120,7 +121,11 @@ def _is_scalar(item: Any) -> bool:
 
 def as_batch(gains: Any, name: str = "gains") -> tuple[Ragged, bool]:
     """Return ``(batch, single)``: the input as a validated :class:`Ragged`
-    batch, and whether it was a single gain list (so results are 1-D)."""
+    batch, and whether it was a single gain list (so results are 1-D). A torch tensor
+    is read as :func:`cumgain.common.arrays.plain` reads it."""
+    gains = plain(gains)
+    if hasattr(gains, "__dlpack__") and not isinstance(gains, np.ndarray):
+        gains = np.asarray(gains)
     if isinstance(gains, Ragged):
         return _check_ragged(gains, name), False
     if isinstance(gains, np.ndarray):

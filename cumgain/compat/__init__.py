@@ -8,10 +8,10 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cumgain.compat import pytrec_eval, sklearn  # noqa: F401
+    from cumgain.compat import ir_measures, pytrec_eval, sklearn  # noqa: F401
 
 #: The drop-ins, each imported on first access as an attribute (PEP 562).
-SUBMODULES = ("pytrec_eval", "sklearn")
+SUBMODULES = ("ir_measures", "pytrec_eval", "sklearn")
 
 
 def __getattr__(name: str) -> ModuleType:

@@ -33,18 +33,20 @@ from __future__ import annotations
 
 import collections
 import re
+import sys
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Sequence, Union
 
 import numpy as np
 
+from cumgain.common.version import __version__ as _cumgain_version
 from cumgain.engine.evaluator import evaluate as _evaluate
 from cumgain.exceptions import InputError
 from cumgain.measures import FAMILIES, NICKNAMES, TREC_NAMES, Measure, parse_measures
 from cumgain.measures.trec_names import NEW_IN_10
 from cumgain.io.native.reader import PreparedQrels
 
-__all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run",
-           "supported_measures", "supported_nicknames"]
+__all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "install", "parse_qrel",
+           "parse_run", "supported_measures", "supported_nicknames", "uninstall"]
 
 #: The trec_eval measure names this drop-in computes: pytrec_eval's 34 and trec_eval
 #: 10.0's dcg, ideal_dcg, rbp, rbp_resid, unj and yaap.
@@ -55,6 +57,10 @@ supported_measures: FrozenSet[str] = frozenset(name for name in TREC_NAMES
 supported_nicknames: Dict[str, FrozenSet[str]] = {
     name: frozenset(m for m in NICKNAMES[name] if m not in NEW_IN_10)
     for name in ("official", "set", "all_trec")}
+
+#: What ``pytrec_eval.__version__`` gives with this drop-in installed (ir_measures' provider
+#: checks that the attribute exists).
+__version__ = f"cumgain-{_cumgain_version}"
 
 _PARAMETERS = r"{}[\._]([0-9]+(\.[0-9]+)?(,[0-9]+(\.[0-9]+)?)*)"
 
@@ -196,3 +202,28 @@ def parse_qrel(f_qrel: Iterable[str]) -> Dict[str, Dict[str, int]]:
                 from None
         qrel[query_id][doc_id] = int(value) if value.is_integer() else value
     return qrel
+
+
+_REAL = "_cumgain_real_pytrec_eval"     # where install() keeps a pytrec_eval imported before
+
+
+def install() -> None:
+    """Make ``import pytrec_eval`` give this drop-in everywhere in this process (its
+    ``sys.modules`` entry), so that tools that import pytrec_eval themselves (BEIR's
+    ``EvaluateRetrieval.evaluate``, MTEB's retrieval evaluator) run on cumgain without
+    a change to their code. Call it before importing them: a module that has already
+    imported pytrec_eval keeps the one it has. :func:`uninstall` undoes it."""
+    current = sys.modules.get("pytrec_eval")
+    if current is not None and current is not sys.modules[__name__]:
+        sys.modules[_REAL] = current
+    sys.modules["pytrec_eval"] = sys.modules[__name__]
+
+
+def uninstall() -> None:
+    """Undo :func:`install`: ``import pytrec_eval`` gives the real one again (the one
+    imported before, if any; else it is imported anew)."""
+    if sys.modules.get("pytrec_eval") is sys.modules[__name__]:
+        del sys.modules["pytrec_eval"]
+    real = sys.modules.pop(_REAL, None)
+    if real is not None:
+        sys.modules["pytrec_eval"] = real

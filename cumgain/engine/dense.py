@@ -23,6 +23,7 @@ from typing import Any, Iterable, Optional, Union
 import numpy as np
 
 from cgcore import _dense_rank
+from cumgain.common.arrays import plain
 from cumgain.engine.evaluator import RECALL_CUTOFFS, Ranking, _measured, _resolve_seed
 from cumgain.engine.ranking_rules import _check_choice, _check_depth
 from cumgain.engine.results import Evaluation
@@ -45,10 +46,12 @@ _LABEL_TYPES = (np.int32, np.int64, np.float32, np.float64)
 
 def as_matrix(x: Any, name: str) -> np.ndarray:
     """``x`` as a 2-D C-contiguous numpy array without a copy where possible (numpy,
-    ``__dlpack__``, ``__array__``); a 1-D array is one query."""
+    ``__dlpack__``, ``__array__``; a torch tensor detached, half precision widened to
+    float32: :func:`cumgain.common.arrays.plain`); a 1-D array is one query."""
+    x = plain(x)
     if not isinstance(x, np.ndarray) and hasattr(x, "__dlpack__"):
         try:
-            x = np.from_dlpack(x.detach() if hasattr(x, "detach") else x)
+            x = np.from_dlpack(x)
         except (BufferError, TypeError, RuntimeError, ValueError):
             x = np.asarray(x)
     else:

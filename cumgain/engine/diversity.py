@@ -131,6 +131,7 @@ from cumgain.engine.kinds import JudgmentKind, register_kind
 from cumgain.engine.ranking_rules import _docno_ids, compared_scores, ranked_order
 from cumgain.engine.results import Evaluation, TopicsWarning, aggregate, topics_warning
 from cumgain.exceptions import FormatError, InputError
+from cumgain.io import neighbours
 from cumgain.io.native.reader import read_ranked
 from cumgain.measures import Measure
 from cumgain.measures.diversity import DEFAULT_ALPHA, DEFAULT_BETA
@@ -345,10 +346,14 @@ def subtopics_from_dataframe(df: Any) -> Subtopics:
 def load_subtopics(obj: Any) -> Subtopics:
     """Subtopic judgments from whatever was given: a :class:`Subtopics` (returned as
     is), a path (``str`` or ``os.PathLike``; ``"-"`` is standard input), a
-    ``{qid: {subtopic: {docno: rel}}}`` mapping, or a pandas DataFrame (see the module
-    docstring)."""
+    ``{qid: {subtopic: {docno: rel}}}`` mapping, a pandas DataFrame (see the module
+    docstring), or rows with fields ``query_id, iteration, doc_id, relevance``
+    (ir_measures' and ir_datasets' qrels: the iteration is the subtopic)."""
     if isinstance(obj, Subtopics):
         return obj
+    rows = neighbours.subtopics_dict(obj)
+    if rows is not None:
+        return subtopics_from_dict(rows)
     if isinstance(obj, (str, os.PathLike)):
         return read_subtopics(obj)
     if _is_dataframe(obj):
@@ -356,7 +361,8 @@ def load_subtopics(obj: Any) -> Subtopics:
     if isinstance(obj, Mapping):
         return subtopics_from_dict(obj)
     raise InputError("subtopic judgments must be a Subtopics, a path, a "
-                     "{qid: {subtopic: {docno: rel}}} mapping or a pandas DataFrame, got "
+                     "{qid: {subtopic: {docno: rel}}} mapping, a pandas DataFrame or "
+                     "rows with fields query_id, iteration, doc_id, relevance, got "
                      f"{type(obj).__name__}")
 
 
@@ -554,4 +560,5 @@ def evaluate_subtopics(judgments: Subtopics, run: Any, measures: list[Measure], 
 
 
 register_kind(JudgmentKind("subtopics", Subtopics, evaluate_subtopics,
-                           "qid subtopic docno rel lines; cumgain.load_subtopics"))
+                           "qid subtopic docno rel lines; cumgain.load_subtopics",
+                           load=load_subtopics))

@@ -56,7 +56,8 @@ from cumgain.io.native.blocks import auto_threads, check_threads, parts_for
 from cumgain.common.batch import Ragged
 from cumgain.exceptions import InputError, SumOverflowError
 from cumgain.gains import GainSpec, gain_mapping
-from cumgain.engine.kinds import kind_for_input, kind_of
+from cumgain.engine.kinds import JudgmentKind, kind_for_input, kind_of
+from cumgain.io import neighbours
 from cumgain.engine.ranking_rules import (SCORE_PRECISIONS, TIE_RULES, TOPIC_POLICIES,
                                           _check_choice, _check_depth)
 from cumgain.engine.results import (_OVERFLOW_ADVICE, Evaluation, TopicsWarning, _topic_rows,
@@ -315,6 +316,7 @@ def _ranking(qrels: Any, run: Any, *, ties: TieRule, score_precision: ScorePreci
     _check_depth(depth)
     check_threads(threads)
     seed = _resolve_seed(seed)
+    qrels, run = neighbours.adapted(qrels, "qrels"), neighbours.adapted(run, "run")
     read = READER.get()(qrels, run, ties=ties, score_precision=score_precision, seed=seed,
                         depth=depth, duplicates=duplicates, threads=threads)
     chosen: Sequence[str]
@@ -400,9 +402,16 @@ def evaluate(qrels: Any, run: Any,
     collection_size = whole_number(collection_size, "collection_size", low=0)
     measure_list = parse_measures(measures)
     seed = _resolve_seed(seed)
-    kind = kind_of(qrels)
+    kind = kind_of(qrels) or _kind_to_load(qrels, measure_list)
     if kind is not None:        # preferences, subtopics, judgment groups (engine/kinds.py)
-        return kind.evaluate(qrels, run, measure_list, topics=topics, warn=warn,
+        if kind_of(qrels) is None:
+            try:
+                qrels = kind.load(qrels)
+            except InputError as error:
+                raise InputError(f"measure {measure_list[0].name!r} needs "
+                                 f"{kind.input.replace('_', ' ')} ({kind.source}), and "
+                                 f"these qrels are not: {error}") from None
+        return kind.evaluate(qrels, neighbours.adapted(run, "run"), measure_list, topics=topics, warn=warn,
                              relevance_level=relevance_level, judged_only=judged_only,
                              depth=depth, ties=ties, score_precision=score_precision,
                              seed=seed, duplicates=duplicates, threads=threads,
@@ -485,6 +494,17 @@ def _check_computable(measure_list: list[Measure], policies: dict[str, Any]) -> 
             raise InputError(
                 f"measure {measure.name!r} is not defined under ties='average' (it depends "
                 "on the order within groups of equal scores); choose another tie rule")
+
+
+def _kind_to_load(qrels: Any, measure_list: list[Measure]) -> Optional[JudgmentKind]:
+    """The judgment kind every measure needs, where it can read ``qrels`` itself
+    (subtopics from a qrels file or rows with an iteration field, as ndeval and
+    ir_measures read them); else None."""
+    inputs = {measure.spec.input for measure in measure_list}
+    if len(inputs) != 1 or "ranking" in inputs:
+        return None
+    kind = kind_for_input(inputs.pop())
+    return kind if kind is not None and kind.load is not None else None
 
 
 def _measured(ranking: Ranking, measure_list: list[Measure], policies: dict[str, Any],

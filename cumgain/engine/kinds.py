@@ -24,6 +24,8 @@ class JudgmentKind:
     judgments_type: type
     evaluate: Callable[..., Any]
     source: str                    # where such judgments come from, for error messages
+    load: Optional[Callable[[Any], Any]] = None   # reads them from what qrels may be
+                                   # (when every measure of an evaluation needs them)
 
 
 _KINDS: list[JudgmentKind] = []

@@ -70,6 +70,9 @@ class Family:
                                      # scores: undefined under ties="average"
     missing_value: Optional[float] = None  # a qrels topic the run lacks (topics="qrels"):
                                            # None = computed on an empty ranking
+    unlisted_gain: str = "identity"  # a level a gains= table leaves out: its own value
+                                     # (ir_measures' mapping) or "error" (NTCIREVAL's
+                                     # tables list every level)
     since: str = ""                  # "10" for measures new in trec_eval 10.0
     source: str = ""                 # where the definition comes from
 
@@ -77,6 +80,7 @@ class Family:
         assert self.trec is None or self.trec in TREC_SYNTAXES, self.trec
         assert self.aggregate in AGGREGATES and self.kind in KINDS and self.input in INPUTS
         assert self.at in ("none", "cutoff", "cutoff_required", "recall")
+        assert self.unlisted_gain in ("identity", "error")
 
 
 @dataclass(frozen=True)

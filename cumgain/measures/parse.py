@@ -325,9 +325,9 @@ def _read_judged_only(value: Any, spelling: str) -> dict:
 
 
 def _read_gains(value: Any, spelling: str) -> dict:
-    if isinstance(value, dict):
-        table = tuple(sorted((float(k), float(v)) for k, v in value.items()))
-        return {"gains": table, "gain_fallback": "error"}
+    if isinstance(value, dict):     # (what a level the table leaves out gets: the
+        table = tuple(sorted((float(k), float(v)) for k, v in value.items()))  # family's
+        return {"gains": table}                                 # unlisted_gain)
     if isinstance(value, str) and value.startswith("{"):
         raise InputError(f"measure {spelling!r}: gains must map numbers to numbers, "
                          f"like gains={{0:0, 1:1, 2:3}}")
@@ -456,6 +456,8 @@ def _parse_ir(spelling: str) -> Optional[Measure]:
         options["params"] = options.get("params", ()) + read.pop("params", ())
         options.update(read)
     options.pop("_given", None)
+    if isinstance(options.get("gains"), tuple):     # a table: what an unlisted level gets
+        options["gain_fallback"] = family.unlisted_gain
     at = match.group("at")
     cutoff = None
     if family.at == "recall":
@@ -567,12 +569,24 @@ def _suggestions(compact: str) -> list:
     return suggestions[:6]
 
 
+def is_ir_measures_measure(obj: Any) -> bool:
+    """Whether ``obj`` is an ir_measures measure object (``nDCG@10``, ``AP(rel=2)``),
+    told without importing ir_measures."""
+    return type(obj).__module__.startswith("ir_measures.") and hasattr(obj, "NAME") \
+        and hasattr(obj, "params")
+
+
 def parse_measure(spelling: Union[str, Measure]) -> list[Measure]:
-    """Resolve one measure spelling to one or more measures (``P`` gives nine)."""
+    """Resolve one measure spelling to one or more measures (``P`` gives nine). An
+    ir_measures measure object is read as its ``str()`` (``nDCG@10``), which is the
+    name it is reported under."""
     if isinstance(spelling, Measure):
         return [spelling]
+    if is_ir_measures_measure(spelling):
+        spelling = str(spelling)
     if not isinstance(spelling, str):
-        raise InputError(f"a measure name must be a string, got {spelling!r}")
+        raise InputError(f"a measure must be a name (str), a cumgain Measure or an "
+                         f"ir_measures measure, got {spelling!r}")
     compact = re.sub(r"\s+", "", spelling)
     if not compact:
         raise InputError("empty measure name")
@@ -639,7 +653,7 @@ def parse_measures(spellings: Union[str, Measure, Iterable[Union[str, Measure]]]
                    ) -> list[Measure]:
     """Resolve measure spellings; a repeated output name keeps its first definition
     (trec_eval uses only the first parameter list of a measure given twice)."""
-    if isinstance(spellings, (str, Measure)):
+    if isinstance(spellings, (str, Measure)) or is_ir_measures_measure(spellings):
         spellings = [spellings]
     resolved: dict[str, Measure] = {}
     for spelling in spellings:

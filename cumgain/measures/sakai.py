@@ -168,27 +168,27 @@ register(
     Family("Q", "(1/min(R, k)) sum_{i<=k, g_i>0} (C(i) + beta cg(i)) / (i + beta cg*(i)), "
            "C(i) relevant in the top i, cg / cg* cumulative gain of run / ideal (beta = 1)",
            _q_measure, ir_names=("Q", "QMeasure"), ir_params=("beta",) + _GAINS,
-           at="cutoff", ordered=True,
+           at="cutoff", ordered=True, unlisted_gain="error",
            source=f"{_NTCIREVAL} QMeasure; Sakai, AIRS 2004 / IPM 2007"),
     Family("nERR", "ERR@k / ERR of the ideal @k, R_i = g_i / (g_max + 1)", _normalised_err,
            ir_names=("nERR",), ir_params=("max_rel",) + _GAINS, at="cutoff", ordered=True,
-           source=f"{_NTCIREVAL} nERR; Chapelle et al., CIKM 2009; Sakai & Song, "
+           unlisted_gain="error", source=f"{_NTCIREVAL} nERR; Chapelle et al., CIKM 2009; Sakai & Song, "
            "SIGIR 2011"),
     Family("iRBU", "sum_{i<=k} p^i R_i prod_{j<i} (1 - R_j) - e sum_{i<=k} p^i, "
            "R_i = g_i / (g_max + 1) (p = 0.99, e = 0); not normalised", _intentwise_rbu,
            ir_names=("iRBU",), ir_params=("p", "e", "max_rel") + _GAINS, at="cutoff",
-           ordered=True, source="Sakai & Zeng, SIGIR 2019 (NTCIREVAL 190111+); Amigo, "
+           ordered=True, unlisted_gain="error", source="Sakai & Zeng, SIGIR 2019 (NTCIREVAL 190111+); Amigo, "
            "Spina & Carrillo-de-Albornoz, SIGIR 2018"),
     Family("GAP", "sum_{i<=k} (1/i) sum_{j<=i} min(g_j, g_i) / sum of the judged gains "
            "(gains: each grade's probability of being relevant to a user, scaled)",
            _graded_ap, ir_names=("GAP",), ir_params=_GAINS, at="cutoff", ordered=True,
-           source="Robertson, Kanoulas & Yilmaz, SIGIR 2010 (NTCIREVAL --gap)"),
+           unlisted_gain="error", source="Robertson, Kanoulas & Yilmaz, SIGIR 2010 (NTCIREVAL --gap)"),
     Family("MSnDCG", "nDCG@k with discount 1/log(i + 1) (= nDCG@k; NTCIREVAL's "
            "Microsoft version)", _microsoft_ndcg, ir_names=("MSnDCG",), ir_params=_GAINS,
-           at="cutoff", trec_twin="ndcg_cut",
+           at="cutoff", trec_twin="ndcg_cut", unlisted_gain="error",
            source=f"{_NTCIREVAL} MSnDCG; Burges et al., ICML 2005"),
     Family("JKnDCG", "nDCG@k with df(i) = 1 for i < b, log_b(i) from b (b = base = 2; "
            "NTCIREVAL's nDCG)", _original_ndcg, ir_names=("JKnDCG",),
-           ir_params=("base",) + _GAINS, at="cutoff",
+           ir_params=("base",) + _GAINS, at="cutoff", unlisted_gain="error",
            source=f"{_NTCIREVAL} nDCG; Jarvelin & Kekalainen, TOIS 2002"),
 )

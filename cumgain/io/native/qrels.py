@@ -10,7 +10,7 @@ from typing import Any, Optional
 import numpy as np
 
 from cgcore import _columns, _qrels, _trec
-from cumgain.io import columns
+from cumgain.io import columns, neighbours
 from cumgain.io.native.blocks import (Source, auto_threads, is_text_stream, read_parts,
                                     read_whole, source_of)
 from cumgain.io.native.errors import (TABLE_WORDS, _bad_row, _duplicate_error, _finished,
@@ -99,10 +99,8 @@ def native_qrels(qrels: Any, indexed: bool = False, threads: Optional[int] = 1,
         if is_text_stream(qrels):
             raise InputError("qrels: a text stream; give its bytes (sys.stdin.buffer, or "
                              "a file opened with \"rb\")")
-        raise InputError(
-            "qrels must be a path, a binary stream, a {qid: {docid: relevance}} mapping, a "
-            "pandas or Polars DataFrame, an Arrow table or a loaded Qrels, got "
-            f"{type(qrels).__name__}")
+        raise InputError(f"qrels must be {neighbours.accepted('qrels')}, got "
+                         f"{type(qrels).__name__}")
     return _source_qrels(source, indexed, auto_threads(threads), check, duplicates)
 
 

@@ -43,7 +43,7 @@ from typing import Any, Optional
 import numpy as np
 
 from cgcore import _columns, _trec
-from cumgain.io import columns
+from cumgain.io import columns, neighbours
 from cumgain.io.native.blocks import (Source, Spill, Stop, auto_threads, available_cores,
                                     check_threads, is_text_stream, parts_for, parts_in_turn,
                                     read_parts, read_whole, source_of, status_stop)
@@ -273,10 +273,8 @@ class _RunReader:
             if is_text_stream(run):
                 raise InputError("run: a text stream; give its bytes (sys.stdin.buffer, or "
                                  "a file opened with \"rb\")")
-            raise InputError(
-                "a run must be a path, a binary stream, a {qid: {docid: score}} mapping, a "
-                "pandas or Polars DataFrame, an Arrow table or a loaded Run, got "
-                f"{type(run).__name__}")
+            raise InputError(f"a run must be {neighbours.accepted('run')}, got "
+                             f"{type(run).__name__}")
         return _RunRead(self.source(source), source.name)
 
     def columns(self, table_columns: columns.ArrowColumns, original: Any):
