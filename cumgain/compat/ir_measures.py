@@ -2,9 +2,15 @@
 ``evaluator`` and everything built on them (PyTerrier's ``pt.Experiment``) computed by
 cumgain's compiled core.
 
+>>> import ir_measures
+>>> from ir_measures import nDCG, AP
 >>> import cumgain.compat.ir_measures
->>> cumgain.compat.ir_measures.install()        # doctest: +SKIP
->>> ir_measures.calc_aggregate([nDCG@10, AP], qrels, run)    # doctest: +SKIP
+>>> cumgain.compat.ir_measures.install()
+>>> qrels = {"q1": {"a": 2, "b": 0, "c": 1}}
+>>> run = {"q1": {"a": 0.2, "b": 0.9, "c": 0.5}}
+>>> ir_measures.calc_aggregate([nDCG@10, AP], qrels, run)[AP]
+0.5833333333333333
+>>> cumgain.compat.ir_measures.uninstall()
 
 :func:`install` registers the provider (``ir_measures.providers.registry["cumgain"]``,
 also ``ir_measures.cumgain``) and puts it first in ``ir_measures.DefaultPipeline``, so
