@@ -22,8 +22,7 @@ memory), :mod:`cumgain.compat` (the drop-ins), :mod:`cumgain.trec_io` (the TREC
 readers), :mod:`cumgain.datasets` (the demo collection).
 """
 import importlib
-from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cumgain.common import startup as _startup
 
@@ -105,18 +104,24 @@ __all__ = [
 #: that ``import cumgain`` stays fast and an optional extra is needed only when used.
 SUBMODULES = ("compat", "convert", "curves", "dask", "datasets", "exceptions", "gains",
               "measures", "plot", "report", "stats", "stream", "trec_io", "types", "vectors")
+#: Functions imported on first access: name -> (module, attribute).
+LAZY = {"compare": ("cumgain.analysis.experiment", "compare")}
 
 
 if TYPE_CHECKING:       # (what type checkers see of the attributes below)
     from cumgain import (compat, convert, curves, dask, datasets, exceptions, gains,  # noqa: F401
                          measures, plot, report, stats, stream, trec_io, types, vectors)
+    from cumgain.analysis.experiment import compare  # noqa: F401
 
 
-def __getattr__(name: str) -> ModuleType:
+def __getattr__(name: str) -> Any:
     if name in SUBMODULES:
         return importlib.import_module(f"cumgain.{name}")
+    if name in LAZY:                # (functions whose modules need scipy: on first use)
+        module, attribute = LAZY[name]
+        return getattr(importlib.import_module(module), attribute)
     raise AttributeError(f"module 'cumgain' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(SUBMODULES))
+    return sorted(set(globals()) | set(SUBMODULES) | set(LAZY))

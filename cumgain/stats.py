@@ -49,6 +49,7 @@ from typing import Any, Mapping, Optional, Sequence, get_args
 
 import numpy as np
 from cumgain.common import display
+from cumgain.common.optional import require
 from cumgain.exceptions import InputError
 from cumgain.common.progress import ProgressOption, check_progress, progress_bar
 from cumgain.types import (
@@ -413,8 +414,29 @@ class Comparison:
     def __repr__(self) -> str:
         return display.summary(self._head() + "; means", self.means.items())
 
+    def to_dataframe(self) -> Any:
+        """A pandas DataFrame, a row per pair: the runs, their means and difference, the
+        test's statistic, the p-value and the corrected one, whether it is significant at
+        0.05 (with the omnibus test, when protected) and the direction (needs pandas)."""
+        pd = require("pandas", extra="pandas", for_what="Comparison.to_dataframe()")
+        significant = {id(p) for p in self.significant()}
+        return pd.DataFrame([{"run_a": p.run_a, "run_b": p.run_b, "mean_a": p.mean_a,
+                              "mean_b": p.mean_b, "mean_difference": p.mean_difference,
+                              "statistic": p.statistic, "p_value": p.p_value,
+                              "p_corrected": p.p_corrected,
+                              "significant": id(p) in significant, "direction": p.direction}
+                             for p in self.pairs])
+
     def _repr_html_(self) -> str:
-        return display.means_table(self._head(), "run", self.means.items())
+        significant = {id(p) for p in self.significant()}
+        pairs = [(f"{p.run_a} {p.direction} {p.run_b}", f"{p.mean_difference:.4g}",
+                  f"{p.p_value:.3g}", (f"{p.p_corrected:.3g}",
+                                       "*" if id(p) in significant else ""))
+                 for p in self.pairs]
+        return (display.means_table(self._head(), "run", self.means.items())
+                + display.html_table("pairs (* significant at 0.05)",
+                                     ("pair", "mean difference", "p-value", "corrected"),
+                                     pairs))
 
 
 # ============================================================== effect sizes

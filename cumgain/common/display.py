@@ -62,11 +62,13 @@ def html_table(caption: str, header: Sequence[str], rows: Sequence[Sequence[Any]
                notes: Sequence[str] = ()) -> str:
     """A small HTML table, every text escaped: the first :data:`HTML_ROWS` rows, then a
     row counting the rest; ``notes`` below it. A cell is text, or ``(text, marker)``
-    shown with the marker as a superscript."""
+    shown with the marker as a superscript, or ``(text, marker, True)``, its text bold."""
     def cell(value: Any, tag: str) -> str:
-        text, marker = value if isinstance(value, tuple) else (value, "")
+        text, marker, bold = (value + (False,))[:3] if isinstance(value, tuple) \
+            else (value, "", False)
         sup = f"<sup>{html.escape(str(marker))}</sup>" if marker else ""
-        return f"<{tag}>{html.escape(str(text))}{sup}</{tag}>"
+        shown = f"<b>{html.escape(str(text))}</b>" if bold else html.escape(str(text))
+        return f"<{tag}>{shown}{sup}</{tag}>"
 
     lines = ["<table>"]
     if caption:
