@@ -498,9 +498,7 @@ def _load(obj: Any, duplicates: DuplicatePolicy, read: Any, qrels: bool) -> Any:
                                                                        duplicates=duplicates)
     if isinstance(obj, Mapping):
         return (qrels_from_dict if qrels else run_from_dict)(obj)
-    raise InputError(f"{'qrels' if qrels else 'a run'} must be "
-                     f"{neighbours.accepted('qrels' if qrels else 'run')}, got "
-                     f"{type(obj).__name__}")
+    raise neighbours.refused(obj, "qrels" if qrels else "run")
 
 
 def _load_qrels_python(obj: Any, *, duplicates: DuplicatePolicy = "error") -> Qrels:

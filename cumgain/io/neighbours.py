@@ -14,6 +14,7 @@ Anything else is returned as it is (:func:`adapted`), for the readers to take or
 """
 from __future__ import annotations
 
+import io
 import itertools
 from collections.abc import Iterable, Mapping
 from typing import Any, Optional
@@ -35,6 +36,16 @@ def accepted(kind: str) -> str:
     """The kinds of input a ``kind`` ("qrels" or "run") may be, in words."""
     kinds = QRELS_KINDS if kind == "qrels" else RUN_KINDS
     return ", ".join(kinds[:-1]) + " or " + kinds[-1]
+
+
+def refused(obj: Any, kind: str) -> InputError:
+    """The error for qrels (``kind`` "qrels") or a run of no kind the readers take: a text
+    stream is told to give its bytes; anything else gets the list of every kind."""
+    if isinstance(obj, io.TextIOBase):
+        return InputError(f"{kind}: a text stream; give its bytes (sys.stdin.buffer, or a "
+                          "file opened with \"rb\")")
+    return InputError(f"{'qrels' if kind == 'qrels' else 'a run'} must be {accepted(kind)}, "
+                      f"got {type(obj).__name__}")
 
 
 def is_ranx(obj: Any, name: str) -> bool:

@@ -11,7 +11,7 @@ import numpy as np
 
 from cgcore import _columns, _qrels, _trec
 from cumgain.io import columns, neighbours
-from cumgain.io.native.blocks import (Source, auto_threads, is_text_stream, read_parts,
+from cumgain.io.native.blocks import (Source, auto_threads, read_parts,
                                     read_whole, source_of)
 from cumgain.io.native.errors import (TABLE_WORDS, _bad_row, _duplicate_error, _finished,
                                     _reading, _stop_error, _warn_dropped)
@@ -96,11 +96,7 @@ def native_qrels(qrels: Any, indexed: bool = False, threads: Optional[int] = 1,
         return _dict_qrels(qrels, indexed)
     source = source_of(qrels)
     if source is None:
-        if is_text_stream(qrels):
-            raise InputError("qrels: a text stream; give its bytes (sys.stdin.buffer, or "
-                             "a file opened with \"rb\")")
-        raise InputError(f"qrels must be {neighbours.accepted('qrels')}, got "
-                         f"{type(qrels).__name__}")
+        raise neighbours.refused(qrels, "qrels")
     return _source_qrels(source, indexed, auto_threads(threads), check, duplicates)
 
 

@@ -45,7 +45,7 @@ import numpy as np
 from cgcore import _columns, _trec
 from cumgain.io import columns, neighbours
 from cumgain.io.native.blocks import (Source, Spill, Stop, auto_threads, available_cores,
-                                    check_threads, is_text_stream, parts_for, parts_in_turn,
+                                    check_threads, parts_for, parts_in_turn,
                                     read_parts, read_whole, source_of, status_stop)
 from cumgain.io.native.errors import (TABLE_WORDS, _bad_row, _duplicate_error, _names_lines,
                                     _oom, _reading, _stop_error, _warn_dropped)
@@ -270,11 +270,7 @@ class _RunReader:
             return self.converted(run)
         source = source_of(run)
         if source is None:
-            if is_text_stream(run):
-                raise InputError("run: a text stream; give its bytes (sys.stdin.buffer, or "
-                                 "a file opened with \"rb\")")
-            raise InputError(f"a run must be {neighbours.accepted('run')}, got "
-                             f"{type(run).__name__}")
+            raise neighbours.refused(run, "run")
         return _RunRead(self.source(source), source.name)
 
     def columns(self, table_columns: columns.ArrowColumns, original: Any):
