@@ -510,8 +510,10 @@ def test_undefined_accuracy_is_left_out_of_a_topics_values():
     assert math.isnan(result.values["Accuracy@2"][1])
     assert result.per_topic() == {"q1": {"Accuracy@2": 0.0, "P@1": 0.0}, "q2": {"P@1": 1.0}}
     assert result.means["Accuracy@2"] == 0.0
-    expected = {m.query_id: m.value for m in ir_measures.iter_calc(
-        [ir_measures.parse_measure("Accuracy@2")], qrels, {"q1": run["q1"]})}
+    # (ir_measures' provider raises ZeroDivisionError on q2: asked for q1 only)
+    expected = {m.query_id: m.value for m in ir_measures.providers.registry["accuracy"]
+                .iter_calc([ir_measures.parse_measure("Accuracy@2")], {"q1": qrels["q1"]},
+                           {"q1": run["q1"]})}
     assert expected == {"q1": 0.0}
 
 
