@@ -95,10 +95,10 @@ class RunComparison:
         return {m: max(self.runs, key=lambda run: (c.means[run], -self.runs.index(run)))
                 for m, c in self.comparisons.items()}
 
-    def _marked_rows(self) -> list:
-        """Per measure: the label and, per column of :meth:`report`, ``(text, marker,
-        whether it is the measure's best mean)``."""
-        table, best = self.report(), self._best()
+    def _marked_rows(self, table: report.Report) -> list:
+        """Per measure: the label and, per column of ``table`` (:meth:`report`), ``(text,
+        marker, whether it is the measure's best mean)``."""
+        best = self._best()
         return [(label, [(table._text(cell), cell.marker, run == best[measure])
                          for run, cell in zip(table.columns, cells)])
                 for (label, cells, _), measure in zip(table.rows, self.measures)]
@@ -108,7 +108,7 @@ class RunComparison:
         table, escape = self.report(), report._md_escape
         lines = ["| measure | " + " | ".join(map(escape, table.columns)) + " |",
                  "|---|" + "---:|" * len(table.columns)]
-        for label, texts in self._marked_rows():
+        for label, texts in self._marked_rows(table):
             lines.append(f"| {escape(label)} | " + " | ".join(
                 (f"**{text}**" if best else text) + (f" {escape(marker)}" if marker else "")
                 for text, marker, best in texts) + " |")
@@ -122,7 +122,7 @@ class RunComparison:
         lines = [f"\\begin{{tabular}}{{l{'r' * len(table.columns)}}}", "\\toprule",
                  " & ".join(["measure"] + [escape(run) for run in table.columns]) + " \\\\",
                  "\\midrule"]
-        for label, texts in self._marked_rows():
+        for label, texts in self._marked_rows(table):
             cells = [(f"\\textbf{{{text}}}" if best else text)
                      + (f"$^{{{marker.replace(' ', chr(92) + ',')}}}$" if marker else "")
                      for text, marker, best in texts]
@@ -173,7 +173,7 @@ class RunComparison:
 
     def _repr_html_(self) -> str:
         table = self.report()
-        rows = [(label, *texts) for label, texts in self._marked_rows()]
+        rows = [(label, *texts) for label, texts in self._marked_rows(table)]
         pairs = [(f"{p.run_a} vs {p.run_b}", (f"{p.p_value:.3g}", ""),
                   (f"{p.p_corrected:.3g}", "*" if p.significant(self.alpha) else ""))
                  for c in self.comparisons.values() for p in c.pairs]

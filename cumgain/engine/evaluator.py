@@ -402,15 +402,12 @@ def evaluate(qrels: Any, run: Any,
     collection_size = whole_number(collection_size, "collection_size", low=0)
     measure_list = parse_measures(measures)
     seed = _resolve_seed(seed)
-    kind = kind_of(qrels) or _kind_to_load(qrels, measure_list)
+    kind = kind_of(qrels)
+    if kind is None:
+        kind = _kind_to_load(measure_list)
+        if kind is not None:
+            qrels = _loaded(kind, qrels, measure_list[0])
     if kind is not None:        # preferences, subtopics, judgment groups (engine/kinds.py)
-        if kind_of(qrels) is None:
-            try:
-                qrels = kind.load(qrels)
-            except InputError as error:
-                raise InputError(f"measure {measure_list[0].name!r} needs "
-                                 f"{kind.input.replace('_', ' ')} ({kind.source}), and "
-                                 f"these qrels are not: {error}") from None
         return kind.evaluate(qrels, neighbours.adapted(run, "run"), measure_list, topics=topics, warn=warn,
                              relevance_level=relevance_level, judged_only=judged_only,
                              depth=depth, ties=ties, score_precision=score_precision,
@@ -496,15 +493,24 @@ def _check_computable(measure_list: list[Measure], policies: dict[str, Any]) -> 
                 "on the order within groups of equal scores); choose another tie rule")
 
 
-def _kind_to_load(qrels: Any, measure_list: list[Measure]) -> Optional[JudgmentKind]:
-    """The judgment kind every measure needs, where it can read ``qrels`` itself
-    (subtopics from a qrels file or rows with an iteration field, as ndeval and
-    ir_measures read them); else None."""
+def _kind_to_load(measure_list: list[Measure]) -> Optional[JudgmentKind]:
+    """The judgment kind every measure needs, where it can read qrels itself (subtopics
+    from a qrels file or rows with an iteration field, as ndeval and ir_measures read
+    them); else None."""
     inputs = {measure.spec.input for measure in measure_list}
     if len(inputs) != 1 or "ranking" in inputs:
         return None
     kind = kind_for_input(inputs.pop())
     return kind if kind is not None and kind.load is not None else None
+
+
+def _loaded(kind: JudgmentKind, qrels: Any, measure: Measure) -> Any:
+    """``qrels`` read as judgments of ``kind`` (which ``measure`` needs)."""
+    try:
+        return kind.load(qrels)
+    except InputError as error:
+        raise InputError(f"measure {measure.name!r} needs {kind.input.replace('_', ' ')} "
+                         f"({kind.source}), and these qrels are not: {error}") from None
 
 
 def _measured(ranking: Ranking, measure_list: list[Measure], policies: dict[str, Any],

@@ -56,7 +56,7 @@ def is_stream_target(path: PathLike) -> bool:
     except (OSError, ValueError):
         return False
     return stat.S_ISFIFO(info.st_mode) or stat.S_ISCHR(info.st_mode) \
-        or _standard_stream(os.fspath(path)) is not None
+        or _standard_stream_of(info) is not None
 
 
 def check_file_target(path: PathLike, overwrite: bool, hint: str = "overwrite=True") -> None:
@@ -159,9 +159,13 @@ def _commit_file(temp: str, target: str, overwrite: bool) -> None:
 def _standard_stream(target: str) -> Optional[int]:
     """1 or 2 if ``target`` is this process's standard output or error, else None."""
     try:
-        info = os.stat(target)
+        return _standard_stream_of(os.stat(target))
     except (OSError, ValueError):
         return None
+
+
+def _standard_stream_of(info: os.stat_result) -> Optional[int]:
+    """1 or 2 if the file of ``info`` is this process's standard output or error."""
     for fd in (1, 2):
         with contextlib.suppress(OSError):
             if os.path.samestat(info, os.fstat(fd)):
@@ -200,6 +204,14 @@ def atomic_path(path: PathLike, *, overwrite: bool = False,
             with open(temp, "rb") as data, _open_stream(target, "wb") as out:
                 shutil.copyfileobj(data, out)
         return
+    with _replacing(target, overwrite) as temp:
+        yield temp
+
+
+@contextlib.contextmanager
+def _replacing(target: str, overwrite: bool) -> Iterator[str]:
+    """A new temporary beside ``target`` (checked by the caller), fsynced and committed
+    onto it when the block ends, removed on any error."""
     temp = _sibling(target, TEMP_MARK)
     try:
         os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # umask applies
@@ -234,7 +246,7 @@ def atomic_open(path: PathLike, mode: str = "wb", *, overwrite: bool = False,
         with naming(target), _open_stream(target, mode, **kwargs) as stream:
             yield stream
         return
-    with naming(target), atomic_path(target, overwrite=overwrite, hint=hint) as temp, \
+    with naming(target), _replacing(target, overwrite) as temp, \
             open(temp, mode, **kwargs) as stream:
         yield stream
 

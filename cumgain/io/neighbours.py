@@ -83,9 +83,8 @@ def _columns(rows: Any, first: Any, names: tuple, where: str) -> list:
     if missing:
         raise InputError(f"{where}: rows with fields {list(fields)} lack {missing}; "
                          f"need {list(names)}")
-    positions = [fields.index(name) for name in names]
-    rows = rows if isinstance(rows, (list, tuple)) else list(rows)
-    return [[row[i] for row in rows] for i in positions]
+    every = list(zip(*rows))            # (one pass, in C: a column per field)
+    return [list(every[fields.index(name)]) for name in names]
 
 
 def _table(columns: list, names: tuple) -> Any:

@@ -104,12 +104,18 @@ def _source_qrels(source: Source, indexed: bool, threads: int, check: bool,
                   duplicates: DuplicatePolicy) -> NativeQrels:
     """A qrels file or stream read in C (see native_qrels)."""
     max_line = max_line_bytes()
-    where = (source.name, "qrels")
+    table = read_qrels_table(source, lambda: _qrels.QrelsTable(indexed, max_line), threads,
+                             max_line, duplicates, check)
+    return _native_of(table, (), source.name)
 
-    def make():
-        return _qrels.QrelsTable(indexed, max_line)
 
-    with _reading(*where):
+def read_qrels_table(source: Source, make: Any, threads: int, max_line: int,
+                     duplicates: DuplicatePolicy, check: bool = True) -> Any:
+    """The finished QrelsTable (made by ``make()``) of a qrels file or stream: a plain
+    file read in parts by ``threads`` threads, else whole; a bad line, a file without
+    data lines and (``check``) a repeated docno raise the reference reader's errors;
+    the rows ``duplicates`` drops are warned of."""
+    with _reading(source.name, "qrels"):
         if source.plain and threads > 1:
             table, stop, shift = read_parts(make, source, threads, max_line, run=False)
         else:
@@ -123,7 +129,7 @@ def _source_qrels(source: Source, indexed: bool, threads: int, check: bool,
     if duplicates != "error" and table.n_duplicates:
         _warn_dropped(source.name, table.n_duplicates, table.first_duplicate(), True,
                       duplicates)
-    return _native_of(table, (), source.name)
+    return table
 
 
 def _native_of(table, empty: tuple[str, ...], source: str) -> NativeQrels:
@@ -155,19 +161,27 @@ def _dict_qrels(qrels: Mapping, indexed: bool) -> NativeQrels:
     return _qrels_object(qrels_from_dict(qrels), indexed, "error")
 
 
+def loaded_columns(topics: tuple, offsets: np.ndarray, docnos: Any, values: Any,
+                   source: str) -> columns.ArrowColumns:
+    """A loaded Qrels' or Run's rows (``topics`` and their ``offsets``, ``docnos``,
+    ``values``) as columns the compiled reader reads in place."""
+    topic_ids = np.repeat(np.array(topics, dtype=object), np.diff(offsets)) \
+        if len(topics) else np.zeros(0, object)
+    docnos = np.ascontiguousarray(docnos, dtype=object)
+    query_ids, doc_ids = _columns.TextColumn.of_strs(topic_ids), _columns.TextColumn.of_strs(
+        docnos)
+    if not (query_ids.valid and doc_ids.valid):
+        raise InputError(f"{source}: the topic ids and docnos must be str with UTF-8")
+    return columns.ArrowColumns(query_ids, doc_ids, np.ascontiguousarray(
+        values, dtype=np.float64), source, (topic_ids, docnos))
+
+
 def _qrels_object(qrels: Qrels, indexed: bool, duplicates: DuplicatePolicy) -> NativeQrels:
     """A loaded Qrels (or one a front-end made) read in C, rows as its own."""
     counts = np.diff(qrels.offsets)
     empty = tuple(topic for topic, n in zip(qrels.topics, counts.tolist()) if n == 0)
-    topic_ids = np.repeat(np.array(qrels.topics, dtype=object), counts) \
-        if len(qrels.topics) else np.zeros(0, object)
-    docnos = np.ascontiguousarray(qrels.docnos, dtype=object)
-    query_ids, doc_ids = _columns.TextColumn.of_strs(topic_ids), _columns.TextColumn.of_strs(
-        docnos)
-    if not (query_ids.valid and doc_ids.valid):
-        raise InputError(f"{qrels.source}: the topic ids and docnos must be str with UTF-8")
-    table_columns = columns.ArrowColumns(query_ids, doc_ids, np.ascontiguousarray(
-        qrels.relevance, dtype=np.float64), qrels.source, (topic_ids, docnos))
+    table_columns = loaded_columns(qrels.topics, qrels.offsets, qrels.docnos,
+                                   qrels.relevance, qrels.source)
     return _table_qrels(table_columns, indexed, duplicates, empty,
                         lines=qrels.lines is not None)
 

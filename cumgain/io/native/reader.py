@@ -50,7 +50,7 @@ from cumgain.io.native.blocks import (Source, Spill, Stop, auto_threads, availab
 from cumgain.io.native.errors import (TABLE_WORDS, _bad_row, _duplicate_error, _names_lines,
                                     _oom, _reading, _stop_error, _warn_dropped)
 from cumgain.io.native.qrels import (DUPLICATE_CODES, NativeQrels, _columns_qrels,
-                                   native_qrels)
+                                   loaded_columns, native_qrels)
 from cumgain.io.native.tables import (StreamedTopics, TopicCameBack, load_qrels_file,
                                     load_run_file)
 from cumgain.io.trec.lines import _RUN, max_line_bytes
@@ -190,16 +190,7 @@ def _rank_columns(make_ranker, table_columns: columns.ArrowColumns, threads: int
 
 def _run_object_columns(run: Run) -> columns.ArrowColumns:
     """A loaded Run's rows as columns the compiled ranker reads in place."""
-    counts = np.diff(run.offsets)
-    topic_ids = np.repeat(np.array(run.topics, dtype=object), counts) \
-        if len(run.topics) else np.zeros(0, object)
-    docnos = np.ascontiguousarray(run.docnos, dtype=object)
-    query_ids, doc_ids = _columns.TextColumn.of_strs(topic_ids), _columns.TextColumn.of_strs(
-        docnos)
-    if not (query_ids.valid and doc_ids.valid):
-        raise InputError(f"{run.source}: the topic ids and docnos must be str with UTF-8")
-    return columns.ArrowColumns(query_ids, doc_ids, np.ascontiguousarray(
-        run.scores, dtype=np.float64), run.source, (topic_ids, docnos))
+    return loaded_columns(run.topics, run.offsets, run.docnos, run.scores, run.source)
 
 
 @dataclass

@@ -14,11 +14,11 @@ import numpy as np
 from cgcore import _qrels, _trec
 from cumgain.io.native.blocks import (Stop, _LineTooLong, auto_threads, read_parts, read_whole,
                                     source_of, status_stop)
-from cumgain.io.native.errors import (_duplicate_error, _finished, _oom, _reading, _stop_error,
+from cumgain.io.native.errors import (_duplicate_error, _oom, _reading, _stop_error,
                                     _warn_dropped)
-from cumgain.io.native.qrels import DUPLICATE_CODES
+from cumgain.io.native.qrels import DUPLICATE_CODES, read_qrels_table
 from cumgain.io.trec.byte_stream import _Compressed, _Corrupt
-from cumgain.io.trec.lines import _QRELS, _RUN, max_line_bytes
+from cumgain.io.trec.lines import _RUN, max_line_bytes
 from cumgain.io.trec.tables import Qrels, Run, _check_policy
 from cumgain.exceptions import FormatError, InputError, naming
 from cumgain.types import DuplicatePolicy
@@ -35,25 +35,9 @@ def load_qrels_file(qrels: Any, *, duplicates: DuplicatePolicy = "error",
         raise InputError(f"the qrels path must be a str or os.PathLike, got "
                          f"{type(qrels).__name__}")
     max_line = max_line_bytes(max_line)
-    threads = auto_threads(threads)
-
-    def make():
-        return _qrels.QrelsTable(False, max_line, True)
-
+    table = read_qrels_table(source, lambda: _qrels.QrelsTable(False, max_line, True),
+                             auto_threads(threads), max_line, duplicates)
     with _reading(source.name, "qrels"):
-        if source.plain and threads > 1:
-            table, stop, shift = read_parts(make, source, threads, max_line, run=False)
-        else:
-            table, stop, shift = read_whole(make(), source, max_line)
-        if stop is not None:
-            raise _stop_error(stop, source.name, _QRELS, shift, max_line)
-        if table.n_rows == 0:
-            raise FormatError(source.name, 0, "no judgments (the file has no data lines)")
-        _finished(table, table.finish(threads, duplicates=DUPLICATE_CODES[duplicates]),
-                  source.name, lines=True)
-        if duplicates != "error" and table.n_duplicates:
-            _warn_dropped(source.name, table.n_duplicates, table.first_duplicate(), True,
-                          duplicates)
         offsets, levels = table.grouped()
         return Qrels(tuple(table.topics()), offsets.copy(),
                              table.docno_strs(), levels.astype(np.float64),
