@@ -95,7 +95,7 @@ cdef inline int _compare_docno(const Entry* x, const Entry* y) noexcept nogil:
 cdef struct RunState:
     QrelsState* qrels
     int ties
-    bint float32
+    int precision              # a PRECISION_ code (cgcore/_precision.pxd)
     int64_t depth              # -1: no cut
     uint64_t seed
     Strings topics             # run topics in order of appearance

@@ -10,6 +10,7 @@ from libc.math cimport isnan
 from cgcore._buffers cimport (_equal_bytes, _push_bytes, _push_double, _push_int64, _reserve,
                               _same_bytes)
 from cgcore._columns cimport Column, _cell
+from cgcore._precision cimport _compared_score
 from cgcore._held cimport STAGED, Staged, _hold_group, _hold_staged
 from cgcore._rank_topic cimport (RunState, _index_entries, _join_judgments, _rank_current,
                                  _rank_entries, _reserve_entries, _set_entry, _use_topic)
@@ -51,8 +52,7 @@ cdef inline int _rank_columns(RunState* r, const Column* topics, const Column* d
             if isnan(score):
                 r.status, r.status_line = BAD_LINE, row + 1
                 return -1
-            if r.float32:
-                score = <double>(<float>score)
+            score = _compared_score(score, r.precision)
             text = _cell(docnos, row, &length)
             _set_entry(r, i, text, length, score)
             r.lines.data[i] = row + 1
@@ -108,8 +108,7 @@ cdef inline int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexce
             return _stop_at(r, NO_MEMORY)
         if parsed == 0 or isnan(score):
             return _stop_at(r, BAD_LINE)
-        if r.float32:
-            score = <double>(<float>score)
+        score = _compared_score(score, r.precision)
         if r.grouping:
             staged = &r.staged[r.n_staged]
             staged.topic, staged.topic_length = row + starts[0], ends[0] - starts[0]

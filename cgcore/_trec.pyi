@@ -26,9 +26,10 @@ TIES_DOCNO_DESC: int
 TIES_DOCNO_ASC: int
 TIES_INPUT_ORDER: int
 TIES_RANDOM: int
+PRECISION_CODES: dict[str, int]
 
 class RunRanker:
-    def __init__(self, qrels: QrelsTable, ties: int, float32: bool, depth: int, seed: int,
+    def __init__(self, qrels: QrelsTable, ties: int, precision: int, depth: int, seed: int,
                  keep_scores: bool = ..., max_line_bytes: int = ..., duplicates: int = ...,
                  grouping: bool = ..., contiguous: bool = ...) -> None: ...
     def feed(self, text: bytes | memoryview) -> int: ...

@@ -65,6 +65,8 @@ from cgcore._held cimport (
     Held, _free_slabs, _held_free, _hold_again, _hold_group, _link_group, _shift_lines,
     _take_slabs)
 # the qrels table: its layout and per-topic index
+from cgcore._precision cimport (PRECISION_BFLOAT16, PRECISION_FLOAT16, PRECISION_FLOAT32,
+                                 PRECISION_FLOAT64, _compared_score)
 from cgcore._qrels cimport QrelsState, QrelsTable, _check_topics
 from cgcore._rank_keys cimport random_tie_key
 # the entries that feed the ranker (a file's lines, Arrow columns) and its state
@@ -131,6 +133,8 @@ TIES_DOCNO_DESC = RULE_DOCNO_DESC
 TIES_DOCNO_ASC = RULE_DOCNO_ASC
 TIES_INPUT_ORDER = RULE_INPUT_ORDER
 TIES_RANDOM = RULE_RANDOM
+PRECISION_CODES = {"float64": PRECISION_FLOAT64, "float32": PRECISION_FLOAT32,
+                   "float16": PRECISION_FLOAT16, "bfloat16": PRECISION_BFLOAT16}
 
 from cgcore import _columns, _qrels
 
@@ -174,7 +178,7 @@ cdef class RunRanker:
     cdef RunState* parts       # while finish() ranks held topics in parts: their states
     cdef list part_bounds      # ... and the topics of each
 
-    def __cinit__(self, QrelsTable qrels, int ties, bint float32, int64_t depth,
+    def __cinit__(self, QrelsTable qrels, int ties, int precision, int64_t depth,
                   uint64_t seed, bint keep_scores=True, Py_ssize_t max_line_bytes=-1,
                   int duplicates=KEEP_ERROR, bint grouping=False, bint contiguous=False):
         if not qrels.finished or qrels.state.status != OK:
@@ -186,7 +190,9 @@ cdef class RunRanker:
         self.qrels = qrels
         self.state.qrels = &qrels.state
         self.state.ties = ties
-        self.state.float32 = float32
+        if precision < PRECISION_FLOAT64 or precision > PRECISION_BFLOAT16:
+            raise ValueError(f"unknown score precision {precision}")
+        self.state.precision = precision
         self.state.depth = depth
         self.state.seed = seed
         self.state.keep_scores = keep_scores
@@ -247,7 +253,7 @@ cdef class RunRanker:
         tag)``:
         topics in order of first appearance, topic t's rows ``offsets[t]:offsets[t + 1]``
         in input order, docnos an object array of str, scores float64 as the ranker
-        holds them (make it with ``float32=False`` for the values as read), lines the
+        holds them (make it with precision 0, float64, for the values as read), lines the
         int64 line of each row; a docno repeated in a topic dropped by the duplicates
         policy (and counted: :attr:`n_duplicates`, :meth:`first_duplicate`). Finishes
         the ranker; None if it stopped (see :attr:`status`)."""
@@ -438,7 +444,7 @@ cdef class RunRanker:
         at = r.out_levels.size
         for part in range(n_parts):
             sub = &self.parts[part]
-            sub.qrels, sub.ties, sub.float32, sub.depth = r.qrels, r.ties, r.float32, r.depth
+            sub.qrels, sub.ties, sub.precision, sub.depth = r.qrels, r.ties, r.precision, r.depth
             sub.seed, sub.keep_scores, sub.duplicates = r.seed, r.keep_scores, r.duplicates
             sub.max_line, sub.current, sub.judgments_topic = r.max_line, -1, -1
             sub.out_levels.wide = r.out_levels.wide
@@ -596,7 +602,7 @@ cdef class RunRanker:
                     if _push_bytes(&r.docnos, text, n) != 0 \
                             or _push_int64(&r.doc_starts, r.docnos.size) != 0 \
                             or _push_double(&r.scores,
-                                            <double>(<float>score) if r.float32 else score) != 0:
+                                            _compared_score(score, r.precision)) != 0:
                         r.status = NO_MEMORY
                         return r.status
                     i += 1

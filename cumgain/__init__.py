@@ -32,7 +32,8 @@ from cumgain.common.batch import Ragged
 from cumgain.common.version import __version__ as __version__
 from cumgain.io.columns import renamed
 from cumgain.engine.dense import evaluate_dense
-from cumgain.engine.evaluator import Evaluation, Ranking, TopicsWarning, evaluate, rank
+from cumgain.engine.evaluator import (Evaluation, Ranking, TieBounds, TopicsWarning, evaluate,
+                                      evaluate_tie_bounds, rank)
 from cumgain.exceptions import (
     CumgainError,
     FormatError,
@@ -68,8 +69,10 @@ __all__ = [
     "Evaluation",
     "Ranking",
     "TopicsWarning",
+    "TieBounds",
     "evaluate",
     "evaluate_dense",
+    "evaluate_tie_bounds",
     "FormatError",
     "GainMapping",
     "InputError",

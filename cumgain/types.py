@@ -55,14 +55,24 @@ __all__ = [
 
 # ---------------------------------------------------------------- evaluation policies
 
-TieRule = Literal["docno_desc", "docno_asc", "input_order", "average", "random"]
-"""``ties=``: how documents with equal scores are ordered (:func:`cumgain.evaluate`)."""
+TieRule = Literal["docno_desc", "docno_asc", "input_order", "average", "random", "expected",
+                  "optimistic", "pessimistic"]
+"""``ties=``: how documents with equal scores are ordered (:func:`cumgain.evaluate`):
+by a rule (docno, input order, a seeded shuffle), at their expected value over every
+order (``"average"``, ``"expected"``), or in the best or worst order for the system."""
+
+#: The tie rules that rank by docno descending, then read each group of equal scores
+#: (so every ranked document keeps its score): "average" and "expected" take the
+#: expectation over the orders within a group, "optimistic" and "pessimistic" reorder it.
+GROUP_TIE_RULES: tuple[str, ...] = ("average", "expected", "optimistic", "pessimistic")
 
 DenseTieRule = Literal["input_order", "random", "average"]
 """``ties=`` of a dense score matrix (:func:`cumgain.evaluate_dense`: no docnos)."""
 
-ScorePrecision = Literal["float64", "float32"]
-"""``score_precision=``: scores compared as float64 (trec_eval 10) or float32."""
+ScorePrecision = Literal["float64", "float32", "float16", "bfloat16"]
+"""``score_precision=``: scores compared as float64 (trec_eval 10), float32 (trec_eval 9,
+pytrec_eval), or as a half-precision model emits them (float16, bfloat16), each
+rounded to nearest, ties to even."""
 
 TopicPolicy = Literal["both", "qrels", "strict"]
 """``topics=``: which topics are evaluated and averaged (:func:`cumgain.evaluate`)."""

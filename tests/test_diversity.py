@@ -599,7 +599,7 @@ def test_other_measures_and_other_qrels_are_refused(tmp_path):
         (tmp_path / "jg").write_text("q 1 a 1\n")
         cumgain.evaluate(cumgain.load_judgment_groups(str(tmp_path / "jg")), EXAMPLE_RUN,
                          ["alpha_nDCG@5"])
-    with pytest.raises(InputError, match="ties='average' is not defined"):
+    with pytest.raises(InputError, match="ties=.average. is not defined"):
         evaluate(EXAMPLE, EXAMPLE_RUN, ["alpha_nDCG@5"], ties="average")
 
 

@@ -217,7 +217,7 @@ def test_unknown_measure_lists_close_matches():
 
 def test_bad_policies():
     for options, message in [({"ties": "alphabetical"}, "ties"),
-                             ({"score_precision": "float16"}, "score_precision"),
+                             ({"score_precision": "float8"}, "score_precision"),
                              ({"topics": "some"}, "topics"),
                              ({"depth": -1}, "depth"),
                              ({"relevance_level": "high"}, "relevance_level")]:

@@ -122,10 +122,13 @@ class _NotForCurves(argparse.Action):
 def add_ranking(parser: argparse.ArgumentParser, command: str = "evaluate") -> None:
     from cumgain.engine.ranking_rules import SCORE_PRECISIONS, TIE_RULES
     parser.add_argument("--ties", choices=TIE_RULES, default="docno_desc",
-                        help="order of equal scores (default: trec_eval's docno_desc)")
+                        help="order of equal scores (default: trec_eval's docno_desc); "
+                        "expected: the exact mean over every order of each group of equal "
+                        "scores; optimistic / pessimistic: the best / worst order")
     parser.add_argument("--seed", type=int, default=0, help=SEED_HELP[command])
     parser.add_argument("--score-precision", choices=SCORE_PRECISIONS, default="float64",
-                        help="float64 (trec_eval 10) or float32 (trec_eval 9, pytrec_eval)")
+                        help="float64 (trec_eval 10), float32 (trec_eval 9, pytrec_eval), "
+                        "float16 or bfloat16 (scores as a half-precision model emits them)")
 
 
 def add_output(parser: argparse.ArgumentParser, default_format: str = "table") -> None:

@@ -93,8 +93,9 @@ Differences from ndeval and pyndeval, each on purpose:
   ``"docno_desc"`` (trec_eval), is also ndeval's ``-traditional`` order; pyndeval, and so
   ir_measures, rank by score and then docno **ascending**: pass ``ties="docno_asc"`` to
   reproduce them. ndeval without ``-traditional`` ranks by the rank column, which cumgain
-  never reads (``"input_order"`` comes closest). ``"average"`` is refused: these measures
-  depend on the order within ties;
+  never reads (``"input_order"`` comes closest). ``"average"``, ``"expected"``,
+  ``"optimistic"`` and ``"pessimistic"`` are refused: these measures depend on the order
+  within ties and on every other document's subtopics;
 * **judged_only** (``judged_only=True`` or a measure's ``judged_only=True``) drops the
   ranked documents that have no subtopic judgment at any level, closing the gaps, as
   ir_measures' provider means to (in ir_measures 0.4.3 it raises a TypeError instead);
@@ -139,7 +140,7 @@ from cumgain.measures.ranked import gather, offsets_from_counts, topic_of_rows
 from cumgain.io.trec.frontends import _number
 from cumgain.io.trec.lines import _Kind
 from cumgain.trec_io import _is_dataframe, _read_file, load_run
-from cumgain.types import DuplicatePolicy, ScorePrecision, TieRule, TopicPolicy
+from cumgain.types import GROUP_TIE_RULES, DuplicatePolicy, ScorePrecision, TieRule, TopicPolicy
 
 __all__ = ["Subtopics", "evaluate_subtopics", "load_subtopics", "read_subtopics",
            "subtopics_from_dataframe", "subtopics_from_dict"]
@@ -481,10 +482,11 @@ def evaluate_subtopics(judgments: Subtopics, run: Any, measures: list[Measure], 
         if not 0 <= beta <= 1:
             raise InputError(f"measure {measure.name!r}: beta must be in [0, 1] (NRBP's "
                              "patience)")
-    if ties == "average":
-        raise InputError("the diversity measures depend on the order within groups of equal "
-                         "scores: ties='average' is not defined for them; choose another "
-                         "tie rule")
+    if ties in GROUP_TIE_RULES:
+        raise InputError(f"the diversity measures depend on the order within groups of equal "
+                         f"scores, and on each other document's subtopics: ties={ties!r} is "
+                         "not defined for them; choose a rule that orders them (docno_desc, "
+                         "docno_asc, input_order, random)")
     local = _local_documents(judgments)
     native = _rank_natively(judgments, local, run, ties=ties, score_precision=score_precision,
                             seed=seed, depth=depth, duplicates=duplicates)

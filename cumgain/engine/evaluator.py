@@ -15,11 +15,20 @@ Policies, each with trec_eval's behaviour as the default:
 ===================  =====================================================================
 ``ties``             ``"docno_desc"`` (trec_eval: equal scores ordered by docno descending
                      in byte order), ``"docno_asc"``, ``"input_order"`` (file / dict order),
-                     ``"average"`` (sklearn: each tied group shares its mean gain; only for
-                     measures linear in the ranking: CG/DCG/nDCG family, P, recall, Rprec,
-                     counts), ``"random"`` (seeded by ``seed``).
-``score_precision``  ``"float64"`` (trec_eval 10) or ``"float32"`` (trec_eval <= 9.0.8 and
-                     pytrec_eval: scores equal as 32-bit floats tie).
+                     ``"random"`` (seeded by ``seed``); or the value over the orders within
+                     each group of equal scores: ``"expected"``, its exact mean over every
+                     such order (McSherry & Najork 2008): for the measures linear in the
+                     ranking (CG/DCG/nDCG family, P, recall, Rprec, counts) each group
+                     shares its mean gain, and AP (map, map_cut), RR and success have
+                     closed forms; the other order-dependent measures are refused;
+                     ``"average"`` (sklearn's rule: the linear measures only);
+                     ``"optimistic"`` / ``"pessimistic"``, the best / worst order (highest
+                     level first / last; among equal levels, documents without a judgment
+                     first / last).
+``score_precision``  ``"float64"`` (trec_eval 10), ``"float32"`` (trec_eval <= 9.0.8 and
+                     pytrec_eval: scores equal as 32-bit floats tie), ``"float16"`` or
+                     ``"bfloat16"`` (as a half-precision model emits them: round to
+                     nearest, ties to even; the ties such a model creates then show).
 ``depth``            keep the first N documents per topic after ranking (trec_eval -M).
 ``judged_only``      drop documents without a judgment >= 0 after the depth cut, closing the
                      gaps (trec_eval -J).
@@ -60,11 +69,12 @@ from cumgain.engine.kinds import JudgmentKind, kind_for_input, kind_of
 from cumgain.io import neighbours
 from cumgain.engine.ranking_rules import (SCORE_PRECISIONS, TIE_RULES, TOPIC_POLICIES,
                                           _check_choice, _check_depth)
-from cumgain.engine.results import (_OVERFLOW_ADVICE, Evaluation, TopicsWarning, _topic_rows,
-                                    aggregate, topics_warning)
+from cumgain.engine.results import (_OVERFLOW_ADVICE, Evaluation, TieBounds, TopicsWarning,
+                                    _topic_rows, aggregate, topics_warning)
 from cumgain.common.limits import real_number, whole_number
 from cumgain.measures import Measure, parse_measures
-from cumgain.measures.batch import Batch, Shared, judged_only_flag
+from cumgain.measures.base import expected_tie_families
+from cumgain.measures.batch import TIE_MEAN_RULES, Batch, Shared, judged_only_flag
 from cumgain.measures.binary import RECALL_ROUNDING
 from cumgain.io.native.reader import RankedInput, read_ranked
 from cumgain.measures.ranked import (
@@ -74,6 +84,7 @@ from cumgain.measures.ranked import (
     full_depth,
     gather,
     judged_only_rows,
+    ordered_within_ties,
     tie_group_means,
     topic_bounds,
     topic_range,
@@ -183,12 +194,12 @@ class Ranking:
 
     def gains(self, mapping: GainSpec = "identity") -> Ragged:
         """Per topic, the gain of each retrieved document in rank order: ``mapping`` of
-        its level if judged (>= 0), else 0; under ``ties="average"`` each group of equal
-        scores shares its mean gain."""
+        its level if judged (>= 0), else 0; under ``ties="average"`` or ``"expected"``
+        each group of equal scores shares its mean gain."""
         chosen = self._chosen
         gains = np.zeros(len(chosen.levels), dtype=np.float64)
         gains[chosen.judged] = gain_mapping(mapping)(chosen.levels[chosen.judged])
-        if self.policies["ties"] == "average":
+        if self.policies["ties"] in TIE_MEAN_RULES:
             gains = tie_group_means(gains, chosen)
         return Ragged(gains, chosen.offsets)
 
@@ -345,6 +356,8 @@ def _ranking(qrels: Any, run: Any, *, ties: TieRule, score_precision: ScorePreci
         everything, chosen_index = read.rank_all(), order
     else:
         everything, chosen_index = read.rank_chosen(chosen)
+    if ties in ("optimistic", "pessimistic"):
+        everything = ordered_within_ties(everything, best=ties == "optimistic")
     policies = dict(depth=depth, topics=topics, ties=ties, score_precision=score_precision,
                     seed=seed)
     ranking = Ranking(topics=tuple(chosen), run_only_topics=run_only, missing_topics=missing,
@@ -390,18 +403,12 @@ def evaluate(qrels: Any, run: Any,
     >>> result.means["P_2"]
     0.5
     """
-    _check_choice(ties, TIE_RULES, "ties")
-    _check_choice(score_precision, SCORE_PRECISIONS, "score_precision")
-    _check_choice(topics, TOPIC_POLICIES, "topics")
-    relevance_level = real_number(relevance_level, "relevance_level")
-    if relevance_level < 0:
-        raise InputError(f"relevance_level must be >= 0, got {relevance_level!r} (below 0 "
-                         "trec_eval counts every document without a judgment as relevant)")
-    _check_depth(depth)
-    _check_choice(recall_cutoffs, RECALL_CUTOFFS, "recall_cutoffs")
-    collection_size = whole_number(collection_size, "collection_size", low=0)
-    measure_list = parse_measures(measures)
-    seed = _resolve_seed(seed)
+    measure_list, policies = _checked(measures, relevance_level=relevance_level,
+                                      judged_only=judged_only, depth=depth, topics=topics,
+                                      ties=ties, score_precision=score_precision, seed=seed,
+                                      recall_cutoffs=recall_cutoffs,
+                                      collection_size=collection_size)
+    seed = policies["seed"]
     kind = kind_of(qrels)
     if kind is None:
         kind = _kind_to_load(measure_list)
@@ -409,17 +416,15 @@ def evaluate(qrels: Any, run: Any,
             qrels = _loaded(kind, qrels, measure_list[0])
     if kind is not None:        # preferences, subtopics, judgment groups (engine/kinds.py)
         return kind.evaluate(qrels, neighbours.adapted(run, "run"), measure_list, topics=topics, warn=warn,
-                             relevance_level=relevance_level, judged_only=judged_only,
-                             depth=depth, ties=ties, score_precision=score_precision,
-                             seed=seed, duplicates=duplicates, threads=threads,
-                             recall_cutoffs=recall_cutoffs, collection_size=collection_size)
+                             relevance_level=policies["relevance_level"],
+                             judged_only=judged_only, depth=depth, ties=ties,
+                             score_precision=score_precision, seed=seed,
+                             duplicates=duplicates, threads=threads,
+                             recall_cutoffs=recall_cutoffs,
+                             collection_size=policies["collection_size"])
     ranking, release_qrels = _ranking(qrels, run, ties=ties, score_precision=score_precision,
                                       depth=depth, topics=topics, duplicates=duplicates,
                                       seed=seed, warn=warn, threads=threads)
-    policies = dict(relevance_level=float(relevance_level), judged_only=bool(judged_only),
-                    depth=depth, topics=topics, ties=ties, score_precision=score_precision,
-                    seed=seed, recall_cutoffs=recall_cutoffs,
-                    collection_size=int(collection_size))
     try:
         return _measured(ranking, measure_list, policies, threads)
     finally:        # the qrels table read for this evaluation alone is freed once the
@@ -479,6 +484,70 @@ def _compute_groups(measure_list: list[Measure]
     return list(groups.items())
 
 
+def _checked(measures: Any, *, relevance_level: Any, judged_only: bool, depth: Any,
+             topics: Any, ties: Any, score_precision: Any, seed: Any, recall_cutoffs: Any,
+             collection_size: Any) -> tuple[list[Measure], dict[str, Any]]:
+    """:func:`evaluate`'s arguments checked: the measures, and the policies (the seed
+    drawn if None)."""
+    _check_choice(ties, TIE_RULES, "ties")
+    _check_choice(score_precision, SCORE_PRECISIONS, "score_precision")
+    _check_choice(topics, TOPIC_POLICIES, "topics")
+    relevance_level = real_number(relevance_level, "relevance_level")
+    if relevance_level < 0:
+        raise InputError(f"relevance_level must be >= 0, got {relevance_level!r} (below 0 "
+                         "trec_eval counts every document without a judgment as relevant)")
+    _check_depth(depth)
+    _check_choice(recall_cutoffs, RECALL_CUTOFFS, "recall_cutoffs")
+    collection_size = whole_number(collection_size, "collection_size", low=0)
+    measure_list = parse_measures(measures)
+    policies = dict(relevance_level=float(relevance_level), judged_only=bool(judged_only),
+                    depth=depth, topics=topics, ties=ties, score_precision=score_precision,
+                    seed=_resolve_seed(seed), recall_cutoffs=recall_cutoffs,
+                    collection_size=int(collection_size))
+    return measure_list, policies
+
+
+def evaluate_tie_bounds(qrels: Any, run: Any,
+                        measures: Union[str, Measure, Iterable[Union[str, Measure]]], *,
+                        relevance_level: float = 1, judged_only: bool = False,
+                        depth: Optional[int] = None, topics: TopicPolicy = "both",
+                        score_precision: ScorePrecision = "float64",
+                        duplicates: DuplicatePolicy = "error", warn: bool = True,
+                        threads: Optional[int] = None, recall_cutoffs: RecallCutoffs = "nearest",
+                        collection_size: int = 0) -> TieBounds:
+    """How far the order inside groups of equal scores can move each measure: the run
+    evaluated with every group in its best order (``ties="optimistic"``) and in its
+    worst (``"pessimistic"``), read and ranked once. Arguments as in :func:`evaluate`.
+
+    >>> bounds = evaluate_tie_bounds({"q1": {"a": 1, "b": 0}}, {"q1": {"a": 0.5, "b": 0.5}},
+    ...                              ["recip_rank", "P_2"])
+    >>> bounds.pessimistic.means["recip_rank"], bounds.optimistic.means["recip_rank"]
+    (0.5, 1.0)
+    >>> bounds.summary()["recip_rank"]
+    {'topics_moved': 1, 'mean_spread': 0.5, 'max_spread': 0.5}
+    """
+    measure_list, policies = _checked(measures, relevance_level=relevance_level,
+                                      judged_only=judged_only, depth=depth, topics=topics,
+                                      ties="optimistic", score_precision=score_precision,
+                                      seed=0, recall_cutoffs=recall_cutoffs,
+                                      collection_size=collection_size)
+    if kind_of(qrels) is not None or _kind_to_load(measure_list) is not None:
+        raise InputError("tie bounds are computed for graded qrels and ranked measures only")
+    best, release_qrels = _ranking(qrels, run, ties="optimistic", score_precision=score_precision,
+                                   depth=depth, topics=topics, duplicates=duplicates, seed=0,
+                                   warn=warn, threads=threads)
+    worst = dataclasses.replace(
+        best, _everything=ordered_within_ties(best._everything, best=False),
+        policies=dict(best.policies, ties="pessimistic"))
+    try:
+        return TieBounds(optimistic=_measured(best, measure_list, policies, threads),
+                         pessimistic=_measured(worst, measure_list,
+                                               dict(policies, ties="pessimistic"), threads))
+    finally:
+        del best, worst
+        release_qrels()
+
+
 def _check_computable(measure_list: list[Measure], policies: dict[str, Any]) -> None:
     for measure in measure_list:
         family = measure.spec
@@ -490,7 +559,16 @@ def _check_computable(measure_list: list[Measure], policies: dict[str, Any]) -> 
         if policies["ties"] == "average" and family.ordered:
             raise InputError(
                 f"measure {measure.name!r} is not defined under ties='average' (it depends "
-                "on the order within groups of equal scores); choose another tie rule")
+                "on the order within groups of equal scores); choose another tie rule, "
+                "or ties='expected'" + (" (its exact expectation over those orders)"
+                                        if family.expected_ties else ""))
+        if policies["ties"] == "expected" and family.ordered and not family.expected_ties:
+            raise InputError(
+                f"measure {measure.name!r} has no exact expectation over the orders within "
+                "groups of equal scores in cumgain (ties='expected': "
+                f"{', '.join(expected_tie_families())} and the measures linear in the "
+                "ranking); choose another tie rule, or ties='optimistic' and "
+                "'pessimistic' for its bounds")
 
 
 def _kind_to_load(measure_list: list[Measure]) -> Optional[JudgmentKind]:

@@ -117,7 +117,8 @@ import numpy as np
 from cgcore import _measures as kernels
 from cgcore import _prefs
 from cumgain.engine.kinds import JudgmentKind, register_kind
-from cumgain.engine.ranking_rules import SCORE_PRECISIONS, _check_depth, _docno_ids
+from cumgain.engine.ranking_rules import (SCORE_PRECISIONS, _check_depth, _docno_ids,
+                                          compared_scores)
 from cumgain.engine.results import Evaluation, TopicsWarning, aggregate, topics_warning
 from cumgain.exceptions import FormatError, InputError
 from cumgain.measures import Measure
@@ -370,8 +371,9 @@ def rank_for_preferences(run: Any, *, depth: Optional[int] = None,
         is an error there by default; trec_eval only stops on one within ``-M``).
     depth : int, optional
         Keep this many documents per topic.
-    score_precision : {"float64", "float32"}
-        ``"float32"``: scores equal as 32-bit floats tie, as in trec_eval 9.0.8.
+    score_precision : {"float64", "float32", "float16", "bfloat16"}
+        Scores rounded to that precision before they are compared (``"float32"``: as
+        trec_eval 9.0.8).
 
     Returns
     -------
@@ -387,9 +389,7 @@ def rank_for_preferences(run: Any, *, depth: Optional[int] = None,
                          f"got {score_precision!r}")
     run = load_run(run)
     scores = np.ascontiguousarray(run.scores, dtype=np.float64)
-    if score_precision == "float32":
-        with np.errstate(over="ignore"):        # beyond float32's range is +-inf, as in C
-            scores = scores.astype(np.float32).astype(np.float64)
+    scores = compared_scores(scores, score_precision)
     doc_ids, _ = _docno_ids(run.docnos)
     order = kernels.rank_topics(scores, np.ascontiguousarray(doc_ids, np.int64), run.offsets)
     ranked_docnos = run.docnos[order]
@@ -639,7 +639,8 @@ def evaluate_preferences(prefs: Preferences, run: Any, measures: list[Measure], 
     """:func:`cumgain.evaluate` for preference judgments: the ``prefs_*`` measures (and
     ``num_q``, ``runid``) of ``run``, ranked as trec_eval ranks for them (ties by docno
     ascending), cut at ``depth``. ``score_precision="float32"`` is trec_eval 9.0.8,
-    which stores scores and levels as 32-bit floats. ``topics``: ``"both"`` evaluates
+    which stores scores and levels as 32-bit floats (the half precisions round the
+    scores only). ``topics``: ``"both"`` evaluates
     the judged topics the run has; ``"qrels"`` every judged topic, those the run lacks
     with nothing retrieved (trec_eval -c); ``"strict"`` raises if the sets differ.
     The relevance level and -J play no part in these measures (as in trec_eval)."""
@@ -663,7 +664,8 @@ def evaluate_preferences(prefs: Preferences, run: Any, measures: list[Measure], 
         ranked.update((topic, []) for topic in missing)
     names = [m.family for m in measures if m.spec.input == "preferences"]
     computed = preference_values(prefs, ranked, names, warn=False,
-                                 level_precision=score_precision) if names else None
+                                 level_precision="float32" if score_precision == "float32"
+                                 else "float64") if names else None
     evaluated = computed.topics if computed is not None else \
         tuple(sorted(judged & set(ranked), key=lambda topic: topic.encode()))
     values = {}

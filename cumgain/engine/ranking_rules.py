@@ -12,7 +12,7 @@ from cgcore import _trec
 from cumgain.common.limits import whole_number
 from cumgain.exceptions import InputError
 from cumgain.measures.ranked import offsets_from_counts, positions_in_topic, topic_of_rows
-from cumgain.types import ScorePrecision, TieRule, TopicPolicy
+from cumgain.types import GROUP_TIE_RULES, ScorePrecision, TieRule, TopicPolicy
 
 
 TIE_RULES: tuple[TieRule, ...] = get_args(TieRule)
@@ -42,14 +42,36 @@ def _docno_ids(docnos: np.ndarray) -> tuple[np.ndarray, int]:
     return np.fromiter(map(index.__getitem__, texts), np.int64, len(texts)), max(len(index), 1)
 
 
+#: Per half-precision format: significant bits, the exponent of the smallest normal
+#: value, the largest finite value.
+HALF_FORMATS = {"float16": (11, -14, 65504.0), "bfloat16": (8, -126, (2 - 2 ** -7) * 2 ** 127)}
+
+
 def compared_scores(scores: np.ndarray, score_precision: ScorePrecision) -> np.ndarray:
-    """The scores as float64, rounded to float32 first under score_precision="float32"
-    (beyond float32's range: +-inf, as in C)."""
+    """The scores as float64, rounded first to float32 (as C casts), float16 or bfloat16
+    under that ``score_precision`` (to nearest, ties to even; beyond the format's range:
+    +-inf)."""
     scores = scores.astype(np.float64)
     if score_precision == "float32":
         with np.errstate(over="ignore"):
             scores = scores.astype(np.float32).astype(np.float64)
+    elif score_precision in HALF_FORMATS:
+        scores = half_rounded(scores, *HALF_FORMATS[score_precision])
     return scores
+
+
+def half_rounded(values: np.ndarray, bits: int, min_exponent: int, largest: float
+                 ) -> np.ndarray:
+    """float64 ``values`` rounded to ``bits`` significant bits (ties to even), the
+    subnormals' step below ``2**min_exponent``, +-inf beyond ``largest``: x scaled by
+    a power of two to the format's last bit, rounded to a whole number, scaled back
+    (each step exact in float64)."""
+    finite = np.isfinite(values) & (values != 0)
+    _, exponent = np.frexp(np.where(finite, values, 1.0))     # |x| = m 2^e, m in [.5, 1)
+    step = np.maximum(exponent - 1, min_exponent) - (bits - 1)
+    rounded = np.ldexp(np.rint(np.ldexp(np.where(finite, values, 0.0), -step)), step)
+    rounded = np.where(np.abs(rounded) > largest, np.copysign(np.inf, values), rounded)
+    return np.where(finite, rounded, values)
 
 
 def ranked_order(scores: np.ndarray, doc_ids: np.ndarray, offsets: np.ndarray, *,
@@ -58,7 +80,7 @@ def ranked_order(scores: np.ndarray, doc_ids: np.ndarray, offsets: np.ndarray, *
     """Each topic's rows ranked by score, descending, ties broken by the tie rule
     (``doc_ids`` in docno byte order), cut at ``depth``: (the ranked offsets, the rows
     in ranked order)."""
-    if ties in ("docno_desc", "average"):
+    if ties == "docno_desc" or ties in GROUP_TIE_RULES:
         tie_keys = -doc_ids
     elif ties == "docno_asc":
         tie_keys = doc_ids

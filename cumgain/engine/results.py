@@ -115,6 +115,54 @@ def _topic_rows(have: Sequence[str], topics: Sequence[str], what: str) -> np.nda
     return np.array(sorted(index[topic] for topic in set(topics)), dtype=np.intp)
 
 
+@dataclass(repr=False)
+class TieBounds:
+    """The best and the worst case of an evaluation over the orders within groups of
+    equal scores (:func:`cumgain.evaluate_tie_bounds`).
+
+    Attributes
+    ----------
+    optimistic, pessimistic : Evaluation
+        The run evaluated with each group of equal scores in its best / worst order
+        (``ties="optimistic"`` / ``"pessimistic"``).
+    """
+
+    optimistic: Evaluation
+    pessimistic: Evaluation
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        return self.optimistic.topics
+
+    def spread(self, measure: str) -> np.ndarray:
+        """Per topic (aligned with :attr:`topics`), optimistic minus pessimistic value
+        of ``measure``: how much the order of its ties can move it."""
+        return np.asarray(self.optimistic.values[measure], dtype=np.float64) \
+            - np.asarray(self.pessimistic.values[measure], dtype=np.float64)
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """Per numeric measure: ``topics_moved`` (topics whose value the ties move),
+        ``mean_spread`` and ``max_spread`` over the topics (0 without topics)."""
+        result = {}
+        for measure in self.optimistic.measures:
+            if measure.kind == "text":
+                continue
+            spread = np.abs(self.spread(measure.name))
+            result[measure.name] = {
+                "topics_moved": int(np.count_nonzero(spread > 0)),
+                "mean_spread": float(spread.mean()) if len(spread) else 0.0,
+                "max_spread": float(spread.max()) if len(spread) else 0.0}
+        return result
+
+    def __repr__(self) -> str:
+        lines = [f"TieBounds({len(self.topics)} topics; measure: pessimistic .. optimistic "
+                 "mean, topics moved)"]
+        for name, row in list(self.summary().items())[:10]:
+            lines.append(f"  {name}: {self.pessimistic.means[name]:.4f} .. "
+                         f"{self.optimistic.means[name]:.4f}, {row['topics_moved']}")
+        return "\n".join(lines)
+
+
 def aggregate(measure: Measure, values: np.ndarray, run_tag: str = "") -> Any:
     """The summary that :attr:`Evaluation.means` reports for ``measure`` over per-topic
     ``values`` (in topic order), by the family's rule: ``S / n`` with ``S = sum_t v_t``

@@ -68,6 +68,8 @@ class Family:
     input: str = "ranking"
     ordered: bool = False            # depends on the order within groups of equal
                                      # scores: undefined under ties="average"
+    expected_ties: bool = False      # ordered, and computes its exact expectation over
+                                     # those orders under ties="expected"
     missing_value: Optional[float] = None  # a qrels topic the run lacks (topics="qrels"):
                                            # None = computed on an empty ranking
     unlisted_gain: str = "identity"  # a level a gains= table leaves out: its own value
@@ -144,3 +146,8 @@ def register(*families: Family) -> None:
         if family.name in FAMILIES:
             raise ValueError(f"measure family {family.name!r} is declared twice")
         FAMILIES[family.name] = family
+
+
+def expected_tie_families() -> list[str]:
+    """The order-dependent families with an exact expectation under ties="expected"."""
+    return [name for name, family in FAMILIES.items() if family.expected_ties]

@@ -30,6 +30,9 @@ from cumgain.measures.ranked import (
 #: the mapping raised on them.
 GainTable = Union[tuple[np.ndarray, np.ndarray], Exception]
 
+#: The tie rules under which each ranked row carries its group's mean relevance and gain.
+TIE_MEAN_RULES = ("average", "expected")
+
 # Codes of Batch.status: what each ranked document is, for the measures that tell
 # judged documents from unjudged ones (trec_eval's RELVALUE_NONPOOL, RELVALUE_UNJUDGED).
 NOT_POOLED = 0      # no judgment at all (trec_eval -1)
@@ -149,9 +152,14 @@ class Batch:
             self._cache[key] = build()
         return self._cache[key]
 
-    def relevant(self, measure: Measure) -> np.ndarray:
-        """Per ranked row, 1.0 if judged at the relevance level or above, else 0.0
-        (under ties="average", each group of equal scores shares its mean)."""
+    @property
+    def tie_means(self) -> bool:
+        """Whether the rows carry each group of equal scores' mean (``ties="average"``,
+        ``"expected"``): the expected value at each rank over the orders in the group."""
+        return self.policies["ties"] in TIE_MEAN_RULES
+
+    def relevant_flags(self, measure: Measure) -> np.ndarray:
+        """Per ranked row, 1.0 if judged at the relevance level or above, else 0.0."""
         ranked, level = self.ranked(measure), self.level(measure)
 
         def build():
@@ -161,9 +169,17 @@ class Batch:
             np.logical_and(relevant, ranked.judged, out=relevant)
             flags = self._scratch.array(key, len(relevant), np.float64)
             np.copyto(flags, relevant)
-            return tie_group_means(flags, ranked) if self.policies["ties"] == "average" \
-                else flags
-        return self.cached(("relevant", id(ranked), level), build)
+            return flags
+        return self.cached(("relevant_flags", id(ranked), level), build)
+
+    def relevant(self, measure: Measure) -> np.ndarray:
+        """The relevance flags (:meth:`relevant_flags`); under :attr:`tie_means`, each
+        group of equal scores shares its mean."""
+        ranked, level = self.ranked(measure), self.level(measure)
+        if not self.tie_means:
+            return self.relevant_flags(measure)
+        return self.cached(("relevant", id(ranked), level), lambda: tie_group_means(
+            self.relevant_flags(measure), ranked))
 
     def status(self, measure: Measure) -> np.ndarray:
         """Per ranked row (int8): NOT_POOLED, UNJUDGED, NONRELEVANT or RELEVANT."""
@@ -220,7 +236,7 @@ class Batch:
 
     def gains(self, measure: Measure) -> np.ndarray:
         """Per ranked row, its gain: the mapped level if judged, else 0 (under
-        ties="average", each group of equal scores shares its mean gain)."""
+        :attr:`tie_means`, each group of equal scores shares its mean gain)."""
         ranked = self.ranked(measure)
 
         def build():
@@ -230,8 +246,7 @@ class Batch:
                 np.maximum(ranked.levels, 0, out=gains)
             else:
                 gains = np.where(ranked.judged, self.mapped_gains(measure, ranked.levels), 0.0)
-            return tie_group_means(gains, ranked) if self.policies["ties"] == "average" \
-                else gains
+            return tie_group_means(gains, ranked) if self.tie_means else gains
         return self.cached(("gains", id(ranked), mapping_key(measure)), build)
 
     def judged_gains(self, measure: Measure) -> np.ndarray:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from cgcore import _measures as kernels
+from cgcore import _tie_expected as expected
 from cgcore import _trec_measures as trec_kernels
 from cumgain.measures.base import Family, Measure, register
 from cumgain.measures.batch import Batch, safe_ratio
@@ -60,6 +61,11 @@ def _cutoffs_of(batch: Batch, measure) -> np.ndarray:
 
 
 def _success(measures: list, batch: Batch) -> list:
+    if batch.policies["ties"] == "expected":
+        return [expected.expected_success(batch.relevant_flags(m), batch.ranked(m).scores,
+                                          batch.ranked(m).offsets,
+                                          np.maximum(_cutoffs_of(batch, m), 1))
+                for m in measures]
     return [(_found(batch, m, _cutoffs_of(batch, m)) > 0).astype(np.float64)
             for m in measures]
 
@@ -109,10 +115,15 @@ def _precision_sums(batch: Batch, measure, cutoff: int) -> np.ndarray:
 
 def _average_precision(batch: Batch, measure, cutoff: int) -> np.ndarray:
     ranked = batch.ranked(measure)
-    return batch.cached(("AP", id(ranked), batch.level(measure), cutoff),
-                        lambda: kernels.average_precision(
-                            batch.relevant(measure), ranked.offsets,
-                            batch.num_relevant(measure), max(cutoff, 1)))
+
+    def build():
+        if batch.policies["ties"] == "expected":
+            return expected.expected_average_precision(
+                batch.relevant_flags(measure), ranked.scores, ranked.offsets,
+                batch.num_relevant(measure), max(cutoff, 1))
+        return kernels.average_precision(batch.relevant(measure), ranked.offsets,
+                                         batch.num_relevant(measure), max(cutoff, 1))
+    return batch.cached(("AP", id(ranked), batch.level(measure), cutoff), build)
 
 
 def _full_cutoff(batch: Batch, measure) -> int:
@@ -137,7 +148,10 @@ def _reciprocal_rank(measures: list, batch: Batch) -> list:
     for measure in measures:
         ranked = batch.ranked(measure)
         cutoff = measure.cutoff if measure.cutoff is not None else _full_cutoff(batch, measure)
-        columns.append(kernels.reciprocal_rank(batch.relevant(measure), ranked.offsets, cutoff))
+        columns.append(expected.expected_reciprocal_rank(
+            batch.relevant_flags(measure), ranked.scores, ranked.offsets, cutoff)
+            if batch.policies["ties"] == "expected"
+            else kernels.reciprocal_rank(batch.relevant(measure), ranked.offsets, cutoff))
     return columns
 
 
@@ -314,7 +328,7 @@ _RANKED = ("rel", "judged_only")
 FAMILIES_HERE = {family.name: family for family in (
     Family("map", "AP = (1/R) sum_{i: rel(i)} found(i) / i", _map, trec="plain",
            ir_names=("AP", "MAP"), ir_params=_RANKED, at="cutoff", redirect=_redirect_ap,
-           trec_twin="map_cut", ordered=True, source="trec_eval m_map.c"),
+           trec_twin="map_cut", ordered=True, expected_ties=True, source="trec_eval m_map.c"),
     Family("gm_map", "exp(mean over topics of log(max(AP, 1e-5))); per topic the log",
            _gm_map, trec="plain", aggregate="gmean", per_topic=False, ordered=True,
            source="trec_eval m_gm_map.c"),
@@ -322,7 +336,8 @@ FAMILIES_HERE = {family.name: family for family in (
            ir_params=_RANKED, source="trec_eval m_Rprec.c"),
     Family("recip_rank", "1 / (rank of the first relevant document), 0 if none (within "
            "the cut-off: RR@k)", _reciprocal_rank, trec="plain", ir_names=("RR", "MRR"),
-           ir_params=_RANKED, at="cutoff", ordered=True, source="trec_eval m_recip_rank.c"),
+           ir_params=_RANKED, at="cutoff", ordered=True, expected_ties=True,
+           source="trec_eval m_recip_rank.c"),
     Family("iprec_at_recall", "interpolated precision max_{j >= i} found(j)/j at the rank i "
            "where recall reaches x", _iprec_at_recall, trec="float_cutoffs",
            trec_defaults=RECALL_POINTS, ir_names=("IPrec",), ir_params=_RANKED, at="recall",
@@ -346,12 +361,14 @@ FAMILIES_HERE = {family.name: family for family in (
     Family("binG", "(1/R) sum_{i: rel(i)} 1 / log2(i + 2 - found(i))", _binary_gain,
            trec="plain", ordered=True, source="trec_eval m_binG.c"),
     Family("map_cut", "AP counting only ranks <= k", _map_cut, trec="cutoffs",
-           trec_defaults=TREC_CUTOFFS, ordered=True, source="trec_eval m_map_cut.c"),
+           trec_defaults=TREC_CUTOFFS, ordered=True, expected_ties=True,
+           source="trec_eval m_map_cut.c"),
     Family("relative_P", "found(k) / min(k, R)", _relative_precision, trec="cutoffs",
            trec_defaults=TREC_CUTOFFS, source="trec_eval m_rel_P.c"),
     Family("success", "1 if found(k) > 0, else 0 (k = N without a cut-off)", _success,
            trec="cutoffs", trec_defaults=SUCCESS_CUTOFFS, ir_names=("Success",),
-           ir_params=_RANKED, at="cutoff", ordered=True, source="trec_eval m_success.c"),
+           ir_params=_RANKED, at="cutoff", ordered=True, expected_ties=True,
+           source="trec_eval m_success.c"),
     Family("hits", "found(k): relevant documents in the top k (k = N without a cut-off), "
            "averaged over topics", _hits, ir_names=("Hits",), ir_params=_RANKED, at="cutoff",
            source="ranx metrics/hits.py"),

@@ -139,7 +139,7 @@ def _gains(batch: Batch, measure) -> tuple:
             gains = (np.clip(np.maximum(levels, 0.0), low, high) - low) / (high - low)
         worst = np.where(in_qrels, gains, 0.0)
         best = np.where(in_qrels, gains, 1.0)
-        if batch.policies["ties"] == "average":
+        if batch.tie_means:
             worst, best = tie_group_means(worst, ranked), tie_group_means(best, ranked)
         return worst, best
     extra = mapping_key(measure) if mapped else ()

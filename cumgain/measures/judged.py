@@ -12,6 +12,7 @@ import numpy as np
 from cgcore import _measures as kernels
 from cgcore import _trec_measures as trec_kernels
 from cumgain.measures.base import Family, register
+from cumgain.measures.ranked import tie_group_means
 from cumgain.measures.batch import UNJUDGED, Batch
 
 UNJUDGED_CUTOFFS = (5, 10, 20)
@@ -45,9 +46,14 @@ def _inferred_ap(measures: list, batch: Batch) -> list:
 
 
 def _not_judged(batch: Batch, measure) -> np.ndarray:
-    """1.0 per ranked document without a judgment >= 0 (not pooled, or unjudged)."""
-    return batch.cached(("not_judged", id(batch.ranked(measure))),
-                        lambda: (batch.status(measure) <= UNJUDGED).astype(np.float64))
+    """1.0 per ranked document without a judgment >= 0 (not pooled, or unjudged); under
+    ``batch.tie_means``, each group of equal scores shares its mean."""
+    ranked = batch.ranked(measure)
+
+    def build():
+        flags = (batch.status(measure) <= UNJUDGED).astype(np.float64)
+        return tie_group_means(flags, ranked) if batch.tie_means else flags
+    return batch.cached(("not_judged", id(ranked)), build)
 
 
 def _unjudged(measures: list, batch: Batch) -> list:

@@ -117,17 +117,48 @@ def judged_only_rows(ranked: RankedBatch) -> RankedBatch:
                    qrels_offsets=ranked.qrels_offsets, qrels_levels=ranked.qrels_levels)
 
 
+def tie_groups(ranked: RankedBatch) -> np.ndarray:
+    """Per ranked row, the number of its group of equal scores (within its topic),
+    counted from 0 over the batch."""
+    topic = topic_of_rows(ranked.offsets)
+    starts = np.ones(len(topic), dtype=bool)
+    starts[1:] = (ranked.scores[1:] != ranked.scores[:-1]) | (topic[1:] != topic[:-1])
+    return np.cumsum(starts) - 1
+
+
 def tie_group_means(values: np.ndarray, ranked: RankedBatch) -> np.ndarray:
     """Replace each value by the mean over its group of equal scores within a topic."""
     if len(values) == 0:
         return values
-    topic = topic_of_rows(ranked.offsets)
-    starts = np.ones(len(values), dtype=bool)
-    starts[1:] = (ranked.scores[1:] != ranked.scores[:-1]) | (topic[1:] != topic[:-1])
-    group = np.cumsum(starts) - 1
+    group = tie_groups(ranked)
     sums = np.bincount(group, weights=values)
     sizes = np.bincount(group)
     return (sums / sizes)[group]
+
+
+def ordered_within_ties(ranked: RankedBatch, best: bool) -> RankedBatch:
+    """The ranking with each group of equal scores reordered, for the system's best
+    (``best``) or worst case: the highest relevance level first (last), and among
+    equal levels the documents without a judgment first (last), since a judged
+    non-relevant document above a relevant one costs the measures that count them
+    (bpref, infAP); else in the order given (docno descending). Only rows in groups of
+    two or more move."""
+    if len(ranked.levels) < 2:
+        return ranked
+    group = tie_groups(ranked)
+    sizes = np.bincount(group)
+    tied = np.flatnonzero(sizes[group] > 1)
+    if len(tied) == 0:
+        return ranked
+    levels = np.where(ranked.judged[tied], as_float64(ranked.levels[tied]), 0.0)
+    judged = ranked.judged[tied].astype(np.int8)
+    sign = -1 if best else 1
+    order = tied[np.lexsort((tied, -sign * judged, sign * levels, group[tied]))]
+    rows = np.arange(len(ranked.levels))
+    rows[tied] = order
+    return RankedBatch(offsets=ranked.offsets, levels=ranked.levels[rows],
+                       judged=ranked.judged[rows], scores=ranked.scores[rows],
+                       qrels_offsets=ranked.qrels_offsets, qrels_levels=ranked.qrels_levels)
 
 
 # ---------------------------------------------------------------- measures

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 
 from cumgain import stream
+from cumgain.measures.batch import TIE_MEAN_RULES
 from cumgain.engine.results import TopicsWarning
 from cumgain.scale.dask_judgments import _Judgments
 from cumgain.scale.dask_partitions import (RUN_COLUMNS, _check_one_partition_per_topic, _compute,
@@ -118,12 +119,12 @@ def _rank_topics(qrels_by_topic: dict, run_by_topic: dict, setup: stream.Evaluat
                  topics: TopicPolicy) -> Ranking:
     """These topics ranked by :func:`cumgain.rank` under the setup's policies.
 
-    ``judged_only`` with ``ties="average"``: the engine forms the tie groups after
+    ``judged_only`` with ``ties="average"`` or ``"expected"``: the engine forms the tie groups after
     dropping the unjudged documents, so only the judged documents are ranked. That is
     the engine's ranking: there is no depth cut here, and the average rule has no tie
     keys that depend on a document's position in its topic (``"random"`` has)."""
     policies = setup.policies
-    if policies["judged_only"] and policies["ties"] == "average":
+    if policies["judged_only"] and policies["ties"] in TIE_MEAN_RULES:
         run_by_topic = {topic: {doc: score for doc, score in documents.items()
                                 if qrels_by_topic[topic].get(doc, -1.0) >= 0}
                         for topic, documents in run_by_topic.items()}
@@ -193,7 +194,7 @@ def _vector_task(judged: _Judgments, setup: stream.EvaluationSetup) -> Any:
     :func:`cumgain.scale.dask_partitions._prepared_task`), except under ``judged_only`` with
     ``ties="average"``, whose tie groups are formed after dropping the unjudged
     documents (see :func:`_rank_topics`): dicts."""
-    if setup.policies["judged_only"] and setup.policies["ties"] == "average":
+    if setup.policies["judged_only"] and setup.policies["ties"] in TIE_MEAN_RULES:
         return _dict_task(judged)
     return _prepared_task(judged, setup.duplicates)
 

@@ -57,7 +57,7 @@ from cumgain.io.trec.lines import _RUN, max_line_bytes
 from cumgain.io.trec.frontends import run_from_dataframe, run_from_dict
 from cumgain.io.trec.tables import Qrels, Run, _check_policy
 from cumgain.exceptions import FormatError, InputError
-from cumgain.types import DuplicatePolicy, ScorePrecision, TieRule
+from cumgain.types import GROUP_TIE_RULES, DuplicatePolicy, ScorePrecision, TieRule
 
 
 __all__ = ["NativeQrels", "PreparedQrels", "PreparedQrelsFile", "PreparedQrelsTable",
@@ -66,9 +66,13 @@ __all__ = ["NativeQrels", "PreparedQrels", "PreparedQrelsFile", "PreparedQrelsTa
            "native_qrels", "parts_for", "prepare_qrels_once", "read_ranked"]
 
 TIE_CODES: dict[str, int] = {
-    "docno_desc": _trec.TIES_DOCNO_DESC, "average": _trec.TIES_DOCNO_DESC,
-    "docno_asc": _trec.TIES_DOCNO_ASC, "input_order": _trec.TIES_INPUT_ORDER,
-    "random": _trec.TIES_RANDOM}
+    "docno_desc": _trec.TIES_DOCNO_DESC, "docno_asc": _trec.TIES_DOCNO_ASC,
+    "input_order": _trec.TIES_INPUT_ORDER, "random": _trec.TIES_RANDOM,
+    # the rules that read the groups of equal scores after the ranking (their scores
+    # kept): ranked by docno descending first
+    "average": _trec.TIES_DOCNO_DESC, "expected": _trec.TIES_DOCNO_DESC,
+    "optimistic": _trec.TIES_DOCNO_DESC, "pessimistic": _trec.TIES_DOCNO_DESC}
+
 
 
 @dataclass
@@ -81,7 +85,7 @@ class RankedInput:
                                   # negative level: pooled but not judged): int8
                                   # or float64, as the qrels table's levels
     judged: np.ndarray            # in the qrels with a level >= 0
-    scores: Optional[np.ndarray]  # as compared (after float32 rounding); kept for ties="average"
+    scores: Optional[np.ndarray]  # as compared (score_precision); kept for GROUP_TIE_RULES
     tag: str
     tags_agree: bool              # every line had that tag
     same_topics: bool             # the run ranks the qrels topics in their order (run topic
@@ -336,8 +340,9 @@ def read_ranked(qrels: Any, run: Any, *, ties: TieRule, score_precision: ScorePr
     max_line = max_line_bytes()
 
     def make_ranker(grouping: bool = False):
-        return _trec.RunRanker(judgments.table, TIE_CODES[ties], score_precision == "float32",
-                               -1 if depth is None else depth, seed, ties == "average",
+        return _trec.RunRanker(judgments.table, TIE_CODES[ties],
+                               _trec.PRECISION_CODES[score_precision],
+                               -1 if depth is None else depth, seed, ties in GROUP_TIE_RULES,
                                max_line, DUPLICATE_CODES[duplicates], grouping)
 
     def checked_qrels() -> None:

@@ -1,0 +1,14 @@
+"""Type stubs for the kernels of exact expectations over the orders within tie groups."""
+import numpy as np
+import numpy.typing as npt
+
+Float64Array = npt.NDArray[np.float64]
+Int64Array = npt.NDArray[np.int64]
+
+def expected_average_precision(relevant: Float64Array, scores: Float64Array,
+                               offsets: Int64Array, num_relevant: Float64Array,
+                               cutoff: int) -> Float64Array: ...
+def expected_reciprocal_rank(relevant: Float64Array, scores: Float64Array,
+                             offsets: Int64Array, cutoff: int) -> Float64Array: ...
+def expected_success(relevant: Float64Array, scores: Float64Array, offsets: Int64Array,
+                     cutoffs: Int64Array) -> Float64Array: ...

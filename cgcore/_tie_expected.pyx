@@ -1,0 +1,135 @@
+"""Exact expectations of the order-dependent binary measures over every order of the
+documents inside each group of equal scores (McSherry & Najork, ECIR 2008).
+
+A topic's ranked rows are in rank order; its groups are the runs of equal scores. Each
+group is ordered uniformly at random, independently of the others: a group of ``n``
+documents, ``m`` of them relevant, starting at rank ``s + 1`` (``s`` documents before
+it, ``C`` of them relevant) puts a relevant document at each of its ranks with
+probability ``m / n``, two given ranks both relevant with ``m (m - 1) / (n (n - 1))``.
+``relevant`` holds flags (1.0 or 0.0). Each kernel is one C loop over the topics with
+the GIL released; the wrappers check every length first.
+"""
+from cgcore._checks cimport check_offsets, check_per_topic
+from cgcore._typedefs cimport gain_t, index_t
+
+import numpy as np
+
+
+cdef inline Py_ssize_t _group_end(const gain_t* scores, Py_ssize_t start,
+                                  Py_ssize_t stop) noexcept nogil:
+    """The end of the group of equal scores that starts at ``start`` (before ``stop``)."""
+    cdef Py_ssize_t end = start + 1
+    while end < stop and scores[end] == scores[start]:
+        end += 1
+    return end
+
+
+cdef inline gain_t _count(const gain_t* relevant, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    cdef gain_t m = 0.0
+    cdef Py_ssize_t i
+    for i in range(start, end):
+        if relevant[i] != 0.0:
+            m += 1.0
+    return m
+
+
+cdef Py_ssize_t _check(const gain_t[::1] relevant, const gain_t[::1] scores,
+                       const index_t[::1] offsets, Py_ssize_t cutoff) except -1:
+    cdef Py_ssize_t n_topics = check_offsets(offsets, relevant.shape[0], "offsets")
+    check_per_topic(scores.shape[0], relevant.shape[0], "scores")
+    if cutoff < 1:
+        raise ValueError(f"cutoff must be >= 1, got {cutoff}")
+    return n_topics
+
+
+def expected_average_precision(const gain_t[::1] relevant, const gain_t[::1] scores,
+                               const index_t[::1] offsets, const gain_t[::1] num_relevant,
+                               Py_ssize_t cutoff):
+    """E[AP] = (1/R) sum_{i <= cutoff} E[rel(i) found(i)] / i, with, at the k-th rank
+    (from 0) of a group: E[rel(i) found(i)] = (m/n) (1 + C) + k m (m - 1) / (n (n - 1));
+    0 when R = 0."""
+    cdef Py_ssize_t n_topics = _check(relevant, scores, offsets, cutoff)
+    check_per_topic(num_relevant.shape[0], n_topics, "num_relevant")
+    result = np.empty(n_topics, dtype=np.float64)
+    cdef gain_t[::1] out = result
+    cdef Py_ssize_t t, start, end, stop, i
+    cdef gain_t m, n, before, pair, total
+    with nogil:
+        for t in range(n_topics):
+            start, stop, total, before = offsets[t], offsets[t + 1], 0.0, 0.0
+            while start < stop and start - offsets[t] < cutoff:
+                end = _group_end(&scores[0], start, stop)
+                m, n = _count(&relevant[0], start, end), <gain_t>(end - start)
+                pair = m * (m - 1.0) / (n * (n - 1.0)) if n > 1.0 else 0.0
+                if m > 0.0:
+                    for i in range(start, end):
+                        if i - offsets[t] >= cutoff:
+                            break
+                        total += (m / n * (1.0 + before) + (i - start) * pair) \
+                            / <gain_t>(i - offsets[t] + 1)
+                before += m
+                start = end
+            out[t] = total / num_relevant[t] if num_relevant[t] > 0.0 else 0.0
+    return result
+
+
+def expected_reciprocal_rank(const gain_t[::1] relevant, const gain_t[::1] scores,
+                             const index_t[::1] offsets, Py_ssize_t cutoff):
+    """E[1 / rank of the first relevant document within the cutoff] (0 if none): in
+    the first group with m > 0, its j-th rank (from 0) comes first with probability
+    P_0 = m / n, P_{j+1} = P_j (n - m - j) / (n - 1 - j)."""
+    cdef Py_ssize_t n_topics = _check(relevant, scores, offsets, cutoff)
+    result = np.zeros(n_topics, dtype=np.float64)
+    cdef gain_t[::1] out = result
+    cdef Py_ssize_t t, start, end, stop, j
+    cdef gain_t m, n, chance, total
+    with nogil:
+        for t in range(n_topics):
+            start, stop = offsets[t], offsets[t + 1]
+            while start < stop and start - offsets[t] < cutoff:
+                end = _group_end(&scores[0], start, stop)
+                m, n = _count(&relevant[0], start, end), <gain_t>(end - start)
+                if m > 0.0:
+                    chance, total = m / n, 0.0
+                    for j in range(end - start - <Py_ssize_t>m + 1):
+                        if start + j - offsets[t] >= cutoff:
+                            break
+                        total += chance / <gain_t>(start + j - offsets[t] + 1)
+                        if n - m - j > 0.0:
+                            chance *= (n - m - j) / (n - 1.0 - j)
+                    out[t] = total
+                    break
+                start = end
+    return result
+
+
+def expected_success(const gain_t[::1] relevant, const gain_t[::1] scores,
+                     const index_t[::1] offsets, const index_t[::1] cutoffs):
+    """P(found(k) > 0) with k = ``cutoffs[t]`` (at least 1): 1 if a group wholly within
+    the top k has a relevant document, else, for the group the cut-off splits with
+    ``a`` of its ranks within it, 1 - prod_{j < a} (n - m - j) / (n - j)."""
+    cdef Py_ssize_t n_topics = check_offsets(offsets, relevant.shape[0], "offsets")
+    check_per_topic(scores.shape[0], relevant.shape[0], "scores")
+    check_per_topic(cutoffs.shape[0], n_topics, "cutoffs")
+    result = np.zeros(n_topics, dtype=np.float64)
+    cdef gain_t[::1] out = result
+    cdef Py_ssize_t t, start, end, stop, j, within
+    cdef gain_t m, n, none
+    with nogil:
+        for t in range(n_topics):
+            start, stop = offsets[t], offsets[t + 1]
+            while start < stop and start - offsets[t] < cutoffs[t]:
+                end = _group_end(&scores[0], start, stop)
+                m, n = _count(&relevant[0], start, end), <gain_t>(end - start)
+                if m > 0.0:
+                    within = offsets[t] + cutoffs[t] - start
+                    none = 1.0
+                    if within < end - start:
+                        for j in range(within):
+                            none *= (n - m - j) / (n - j)
+                    else:
+                        none = 0.0
+                    out[t] = 1.0 - none
+                    break           # (a group within the top k: none = 0, found)
+                start = end
+    return result
