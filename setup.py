@@ -118,12 +118,20 @@ Building from source needs a C compiler:
   Fedora/RHEL:   dnf install gcc python3-devel
   macOS:         xcode-select --install
   Windows:       the "Desktop development with C++" workload of Visual Studio Build Tools
-or install a prebuilt wheel instead: pip install --only-binary cumgain cumgain
+or build a wheel where a compiler is (pip wheel . -w dist, or the wheels workflow,
+.github/workflows/wheels.yml) and pip install that file here: no wheel is published
+on PyPI yet.
 """
 
 
 class BuildExtensions(build_ext):
-    """build_ext whose failure to find or run a C compiler says what to install."""
+    """build_ext that compiles the extensions side by side (one per core unless -j is
+    given) and whose failure to find or run a C compiler says what to install."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = os.cpu_count() or 1
 
     def build_extensions(self):
         try:
@@ -132,7 +140,11 @@ class BuildExtensions(build_ext):
             sys.exit(NO_COMPILER.format(error=error))
 
 
+# Cython translates the modules in a process per core where processes fork (Linux);
+# where they would be spawned, re-running this file, in one.
 setup(ext_modules=cythonize(extensions, compiler_directives=directives,
-                            build_dir=f"build/cython-{VARIANT}"),
+                            build_dir=f"build/cython-{VARIANT}",
+                            nthreads=(os.cpu_count() or 1) if sys.platform.startswith("linux")
+                            else 0),
       cmdclass={"build_ext": BuildExtensions},
       options={"build": {"build_base": f"build/{VARIANT}"}})

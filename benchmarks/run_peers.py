@@ -112,7 +112,8 @@ def use_measure_set(name: str) -> None:
     PYTREC_MEASURES = {name}
 
 ALL_TOOLS = ("cumgain", "pytrec_eval", "ir_measures", "ranx", "naive", "sklearn", "floor")
-ALL_JOBS = ("files", "dicts", "dense", "floor", "threads", "runs", "unordered", "stdin")
+ALL_JOBS = ("files", "dicts", "dense", "floor", "threads", "runs", "unordered", "stdin",
+            "ties")
 # job -> [(tool id, family, label)]; the first entry is the job's reference for ratios
 JOB_TOOLS = {
     "files": [("cumgain_f32", "cumgain", "cumgain float32"),
@@ -138,6 +139,10 @@ JOB_TOOLS = {
               ("cumgain_cat", "cumgain", "cumgain, cat run | ... -"),
               ("cumgain_gzpath", "cumgain", "cumgain, run.gz by path"),
               ("cumgain_zcat", "cumgain", "cumgain, zcat run.gz | ... -")],
+    "ties": [("cumgain_docno_desc", "cumgain", "cumgain, ties by docno (trec_eval)"),
+             ("cumgain_expected", "cumgain", "cumgain, ties='expected'"),
+             ("cumgain_optimistic", "cumgain", "cumgain, ties='optimistic'"),
+             ("cumgain_pessimistic", "cumgain", "cumgain, ties='pessimistic'")],
     "threads": [("threads2", "cumgain", "cumgain f32, 2 threads at once"),
                 ("sequential2", "cumgain", "cumgain f32, 2x sequentially"),
                 ("control_threads2", "cumgain", "control: numpy sort, 2 threads"),
@@ -145,7 +150,7 @@ JOB_TOOLS = {
 }
 JOB_LABEL = {"files": "files->means", "dicts": "loaded dicts", "dense": "dense nDCG@10",
              "floor": "split floor", "threads": "2 evaluations", "runs": "one more run",
-             "unordered": "unordered runs", "stdin": "run on stdin"}
+             "unordered": "unordered runs", "stdin": "run on stdin", "ties": "tie rules"}
 # the run file each tool of the unordered and stdin jobs reads (in data/<size>/), and for
 # stdin what feeds it: None (by path), "cat" or "zcat" (of run.txt.gz)
 RUN_FILES = {"cumgain_sorted": "run.txt", "cumgain_shuffled": "run-shuffled.txt",
@@ -443,6 +448,18 @@ def worker(job: str, tool: str, size: str, data_dir: str, dump: str | None) -> d
             out["seconds"] = perf() - start
             means = _ir_measures_means(agg)
         out["means"] = means
+
+    elif job == "ties":             # the same file, float64, under each tie rule
+        try:
+            import cumgain
+        except Exception as exc:
+            unavailable(exc)
+        out["rss_base_mb"] = _rss_mb()
+        start = perf()
+        result = cumgain.evaluate(qrels_path, run_path, SPELLINGS, ties=tool[len("cumgain_"):],
+                                  warn=False)
+        out["seconds"] = perf() - start
+        out["means"] = {m: float(result.means[m]) for m in MEASURES}
 
     elif job in ("unordered", "stdin"):
         try:
@@ -822,6 +839,14 @@ def agreement(size: str, summaries: dict, dumps: dict, tie_rules: dict | None) -
     for tool in ("cumgain_cat", "cumgain_zcat"):
         compare(f"{tool[8:]} on stdin vs by path, cumgain", "stdin", tool, "stdin",
                 "cumgain_path", True)
+    bounds = [summaries.get(("ties", f"cumgain_{rule}"))
+              for rule in ("pessimistic", "expected", "optimistic")]
+    if all(bound and bound.get("means") for bound in bounds):
+        low, mid, high = (bound["means"] for bound in bounds)
+        inside = all(low[m] - 1e-12 <= mid[m] <= high[m] + 1e-12 for m in MEASURES)
+        lines.append(f"  [{'PASS' if inside else 'FAIL'}] ties: pessimistic <= expected <= "
+                     f"optimistic for every mean; spread (optimistic - pessimistic): " +
+                     ", ".join(f"{m} {high[m] - low[m]:.2e}" for m in MEASURES))
     spread = None
     if tie_rules:
         rules = tie_rules
@@ -955,6 +980,11 @@ def print_table(size: str, info: str, summaries: dict, failures: dict, jobs: lis
             lines.append(f"run on stdin ({what}): {u['seconds'] / base['seconds']:.2f}x the time "
                          f"(target <= 2x), {u['rss_mb'] / base['rss_mb']:.2f}x the peak RSS "
                          f"(target <= 1.5x) of the file by path")
+    base, u = summaries.get(("ties", "cumgain_docno_desc")), summaries.get(("ties",
+                                                                             "cumgain_expected"))
+    if base and u:
+        lines.append(f"ties='expected': {u['seconds'] / base['seconds']:.2f}x the time of ties "
+                     f"by docno (target <= 1.5x)")
     t2, s2 = summaries.get(("threads", "threads2")), summaries.get(("threads", "sequential2"))
     if t2 and s2:
         c2 = summaries.get(("threads", "control_threads2"))

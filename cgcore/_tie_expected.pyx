@@ -9,10 +9,16 @@ probability ``m / n``, two given ranks both relevant with ``m (m - 1) / (n (n - 
 ``relevant`` holds flags (1.0 or 0.0). Each kernel is one C loop over the topics with
 the GIL released; the wrappers check every length first.
 """
+from libc.stdint cimport int64_t, int8_t
+
 from cgcore._checks cimport check_offsets, check_per_topic
 from cgcore._typedefs cimport gain_t, index_t
 
 import numpy as np
+
+cdef enum:
+    NONRELEVANT = 2         # cumgain.measures.batch's status codes
+    RELEVANT = 3
 
 
 cdef inline Py_ssize_t _group_end(const gain_t* scores, Py_ssize_t start,
@@ -131,5 +137,77 @@ def expected_success(const gain_t[::1] relevant, const gain_t[::1] scores,
                         none = 0.0
                     out[t] = 1.0 - none
                     break           # (a group within the top k: none = 0, found)
+                start = end
+    return result
+
+
+def expected_binary_preference(const int8_t[::1] status, const gain_t[::1] scores,
+                               const index_t[::1] offsets, const gain_t[::1] num_relevant,
+                               const gain_t[::1] num_nonrelevant):
+    """E[bpref] (m_bpref.c): a relevant document of a group with q judged non-relevant
+    documents (B above the group) has c of them above it, c uniform on 0..q (its place
+    among those q + 1 is uniform), so each of the group's m relevant documents adds
+    (1 / (q + 1)) sum_{c=0}^{q} f(B + c), f(0) = 1, f(k) = 1 - min(k, R) / min(N, R)
+    (N all judged non-relevant); summed, divided by R (0 when R = 0). ``status``: the
+    codes of cumgain.measures.batch (NONRELEVANT 2, RELEVANT 3)."""
+    cdef Py_ssize_t n_topics = check_offsets(offsets, status.shape[0], "offsets")
+    check_per_topic(scores.shape[0], status.shape[0], "scores")
+    check_per_topic(num_relevant.shape[0], n_topics, "num_relevant")
+    check_per_topic(num_nonrelevant.shape[0], n_topics, "num_nonrelevant")
+    result = np.zeros(n_topics, dtype=np.float64)
+    cdef gain_t[::1] out = result
+    cdef Py_ssize_t t, start, end, stop, i
+    cdef int64_t relevant_here, nonrelevant_here, above, c, low, num_rel, num_nonrel
+    cdef gain_t total, sum_f
+    with nogil:
+        for t in range(n_topics):
+            num_rel, num_nonrel = <int64_t>num_relevant[t], <int64_t>num_nonrelevant[t]
+            low = num_nonrel if num_nonrel < num_rel else num_rel
+            start, stop, above, total = offsets[t], offsets[t + 1], 0, 0.0
+            while start < stop:
+                end = _group_end(&scores[0], start, stop)
+                relevant_here, nonrelevant_here = 0, 0
+                for i in range(start, end):
+                    if status[i] == RELEVANT:
+                        relevant_here += 1
+                    elif status[i] == NONRELEVANT:
+                        nonrelevant_here += 1
+                if relevant_here > 0:
+                    sum_f = 0.0
+                    for c in range(above, above + nonrelevant_here + 1):
+                        if c == 0:
+                            sum_f += 1.0
+                        else:
+                            sum_f += 1.0 - <gain_t>(c if c < num_rel else num_rel) / <gain_t>low
+                    total += relevant_here * sum_f / <gain_t>(nonrelevant_here + 1)
+                above += nonrelevant_here
+                start = end
+            out[t] = total / <gain_t>num_rel if num_rel > 0 else 0.0
+    return result
+
+
+def group_means(const gain_t[::1] values, const gain_t[::1] scores, const index_t[::1] offsets):
+    """Each value replaced by the mean over its group of equal scores within its topic:
+    the expected value at each rank of the group over its orders."""
+    cdef Py_ssize_t n_topics = check_offsets(offsets, values.shape[0], "offsets")
+    check_per_topic(scores.shape[0], values.shape[0], "scores")
+    result = np.empty(values.shape[0], dtype=np.float64)
+    cdef gain_t[::1] out = result
+    cdef Py_ssize_t t, start, end, stop, i
+    cdef gain_t total
+    with nogil:
+        for t in range(n_topics):
+            start, stop = offsets[t], offsets[t + 1]
+            while start < stop:
+                end = _group_end(&scores[0], start, stop)
+                if end == start + 1:
+                    out[start] = values[start]
+                else:
+                    total = 0.0
+                    for i in range(start, end):
+                        total += values[i]
+                    total = total / <gain_t>(end - start)
+                    for i in range(start, end):
+                        out[i] = total
                 start = end
     return result

@@ -363,7 +363,7 @@ def _check_same_topics(rankings: Mapping[str, Any]) -> None:
 
 def rank_runs(qrels: Any, runs: Union[Mapping[str, Any], Sequence[Any]], *,
               topics: TopicPolicy = "both", ties: TieRule = "docno_desc", score_precision: ScorePrecision = "float64",
-              seed: Optional[int] = None, duplicates: DuplicatePolicy = "error", warn: bool = True,
+              seed: Optional[int] = 0, duplicates: DuplicatePolicy = "error", warn: bool = True,
               depth: Optional[int] = None, intersect: bool = False) -> dict:
     """Rank every run against ``qrels`` (:func:`cumgain.rank`): ``{name: Ranking}``.
 
@@ -401,7 +401,7 @@ def rank_runs(qrels: Any, runs: Union[Mapping[str, Any], Sequence[Any]], *,
 
 def from_rankings(rankings: Mapping[str, Any], measure: str = "nDCG", *,
                   depth: int = DEFAULT_DEPTH, gains: GainSpec = "identity",
-                  discount: DiscountSpec = "tois", base: float = 2.0,
+                  discount: DiscountSpec = "trec_eval", base: float = 2.0,
                   order: AveragingOrder = "normalise_then_average", zero_ideal: float = 0.0,
                   per_topic: bool = False) -> Curves:
     """The curves of runs ranked against one qrels (``{name: Ranking}``, e.g. from
@@ -432,10 +432,10 @@ def from_rankings(rankings: Mapping[str, Any], measure: str = "nDCG", *,
 
 def compute_many(qrels: Any, runs: Mapping[str, Any], measures: Sequence[str] = MEASURES, *,
                  depth: int = DEFAULT_DEPTH, gains: GainSpec = "identity",
-                 discount: DiscountSpec = "tois", base: float = 2.0,
+                 discount: DiscountSpec = "trec_eval", base: float = 2.0,
                  order: AveragingOrder = "normalise_then_average", zero_ideal: float = 0.0,
                  per_topic: bool = False, topics: TopicPolicy = "both", ties: TieRule = "docno_desc",
-                 score_precision: ScorePrecision = "float64", seed: Optional[int] = None,
+                 score_precision: ScorePrecision = "float64", seed: Optional[int] = 0,
                  duplicates: DuplicatePolicy = "error", warn: bool = True) -> dict:
     """``{measure: Curves}`` for several measures, each run ranked once. See :func:`compute`."""
     if isinstance(measures, str):
@@ -453,10 +453,10 @@ def compute_many(qrels: Any, runs: Mapping[str, Any], measures: Sequence[str] = 
 
 def compute(qrels: Any, runs: Mapping[str, Any], measure: str = "nDCG", *,
             depth: int = DEFAULT_DEPTH, gains: GainSpec = "identity",
-            discount: DiscountSpec = "tois", base: float = 2.0,
+            discount: DiscountSpec = "trec_eval", base: float = 2.0,
             order: AveragingOrder = "normalise_then_average", zero_ideal: float = 0.0,
             per_topic: bool = False, topics: TopicPolicy = "both", ties: TieRule = "docno_desc",
-            score_precision: ScorePrecision = "float64", seed: Optional[int] = None,
+            score_precision: ScorePrecision = "float64", seed: Optional[int] = 0,
             duplicates: DuplicatePolicy = "error", warn: bool = True) -> Curves:
     """The averaged ``measure`` curves (CG, DCG, nCG or nDCG) of ``runs`` against ``qrels``.
 
@@ -464,7 +464,8 @@ def compute(qrels: Any, runs: Mapping[str, Any], measure: str = "nDCG", *,
     run name -> a TREC file path, ``{qid: {docid: score}}`` dict or DataFrame.
     ``depth``: n, the last rank (the paper uses 200); ``gains``: the gain mapping
     (``"0-1-10-100"``, ``"exponential"``, ...); ``discount``/``base``: the DCG
-    discount (the paper's ``"tois"`` rule, b = 2 by default); ``order``: averaging
+    discount (trec_eval's by default, as :func:`cumgain.evaluate` and every entry point
+    that evaluates qrels and runs; the paper's figures: ``"tois"``, b = 2); ``order``: averaging
     order of nCG/nDCG (module docstring); ``per_topic``: keep the per-topic vectors.
     Ranking policies (``topics``, ``ties``, ``score_precision``, ``seed``,
     ``duplicates``, ``warn``) as in :func:`cumgain.evaluate`.

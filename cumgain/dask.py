@@ -389,7 +389,7 @@ def evaluate(qrels: Any, run: Any, measures: Union[str, Iterable[Union[str, Meas
              relevance_level: float = 1, judged_only: bool = False,
              depth: Optional[int] = None, topics: TopicPolicy = "both",
              ties: TieRule = "docno_desc", score_precision: ScorePrecision = "float64",
-             seed: Optional[int] = None, duplicates: DuplicatePolicy = "error",
+             seed: Optional[int] = 0, duplicates: DuplicatePolicy = "error",
              warn: bool = True, partitioned_by_topic: Optional[bool] = None,
              progress: ProgressOption = False) -> DaskEvaluation:
     """Evaluate a Dask run against qrels; lazy until :meth:`DaskEvaluation.compute`.

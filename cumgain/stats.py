@@ -362,7 +362,8 @@ class Comparison:
 
     ``protected``: a pair counts as significant at level alpha only if the omnibus test
     is significant at alpha too (Conover's protected procedure); see :meth:`significant`.
-    ``seed``: the seed the randomization test and bootstrap used (drawn when not given).
+    ``seed``: the seed the randomization test and bootstrap used (0 unless given; one
+    drawn from the OS when given as None).
     Its repr is a short summary (test, significant pairs, the runs' first means); in a
     notebook, a table of the means.
     """
@@ -375,7 +376,7 @@ class Comparison:
     pairs: tuple[PairwiseResult, ...]
     baseline: Optional[str] = None
     protected: bool = True
-    seed: Optional[int] = None
+    seed: Optional[int] = 0
 
     @property
     def runs(self) -> tuple[str, ...]:
@@ -681,7 +682,7 @@ def _randomization(a: np.ndarray, b: np.ndarray, n_permutations: int, seed: int)
 
 
 def bootstrap_ci(a: Any, b: Any, *, confidence_level: float = 0.95, n_resamples: int = 9999,
-                 method: CIMethod = "BCa", seed: Optional[int] = None) -> ConfidenceInterval:
+                 method: CIMethod = "BCa", seed: Optional[int] = 0) -> ConfidenceInterval:
     """A bootstrap confidence interval for the mean of the paired differences a - b
     (topics resampled with replacement): scipy.stats.bootstrap((a - b,), np.mean, ...)
     with ``rng=numpy.random.default_rng(seed)``. NaN bounds for degenerate data (BCa)."""
@@ -764,7 +765,7 @@ def compare(data: Any, measure: Optional[str] = None, *, test: StatsTest = "frie
             baseline: Optional[str] = None, topics: ScoreTopics = "strict",
             protected: bool = True, zero_method: ZeroMethod = "wilcox",
             continuity: bool = False, wilcoxon_method: WilcoxonMethod = "auto",
-            n_permutations: int = 10_000, seed: Optional[int] = None,
+            n_permutations: int = 10_000, seed: Optional[int] = 0,
             confidence_level: Optional[float] = None, n_resamples: int = 9_999,
             ci_method: CIMethod = "BCa", progress: ProgressOption = False) -> Comparison:
     """Compare runs on per-topic scores: an omnibus test and the family of pairs.
@@ -782,7 +783,8 @@ def compare(data: Any, measure: Optional[str] = None, *, test: StatsTest = "frie
     Randomization: ``n_permutations`` resamples from ``seed``.
     ``confidence_level``: also give each pair a bootstrap CI of its mean difference
     (:func:`bootstrap_ci` with ``n_resamples``, ``ci_method`` and ``seed``).
-    ``seed``: None draws one (kept in ``Comparison.seed``); every pair uses the same seed,
+    ``seed``: 0 by default, as the command line, so a result is reproducible; None draws
+    one (kept in ``Comparison.seed``, as it always is); every pair uses the same seed,
     so each pair's result equals scipy's call with ``rng=seed``.
     ``progress``: False (default), True or "auto" (stderr a terminal only): a bar on
     stderr counting the pairs of the randomization test and of the bootstrap, the slow

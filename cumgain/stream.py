@@ -90,7 +90,7 @@ def prepare(measures: Union[str, Iterable[Union[str, Measure]]], *,
             relevance_level: float = 1, judged_only: bool = False,
             depth: Optional[int] = None, topics: TopicPolicy = "both",
             ties: TieRule = "docno_desc", score_precision: ScorePrecision = "float64",
-            seed: Optional[int] = None, duplicates: DuplicatePolicy = "error",
+            seed: Optional[int] = 0, duplicates: DuplicatePolicy = "error",
             warn: bool = True) -> EvaluationSetup:
     """Check the measures and policies with the engine itself (an evaluation of no
     topics, which raises exactly what :func:`cumgain.evaluate` raises for them)."""
@@ -294,7 +294,7 @@ def evaluate_stream(qrels: Any, run_path: Any,
                     relevance_level: float = 1, judged_only: bool = False,
                     depth: Optional[int] = None, topics: TopicPolicy = "both",
                     ties: TieRule = "docno_desc", score_precision: ScorePrecision = "float64",
-                    seed: Optional[int] = None, duplicates: DuplicatePolicy = "error",
+                    seed: Optional[int] = 0, duplicates: DuplicatePolicy = "error",
                     warn: bool = True) -> Evaluation:
     """Evaluate a topic-contiguous TREC run file in bounded memory.
 

@@ -441,3 +441,16 @@ def test_a_deep_curve_needs_memory_for_its_lists_not_its_depth():
         tracemalloc.stop()
     assert peak < 150e6, peak          # (three curves of 16 MB and their copies)
     assert deep.runs["a"][-1] == deep.runs["a"][39] and len(deep.runs["a"]) == 2_000_000
+
+
+def test_one_default_discount_curves_and_evaluate_agree():
+    """nDCG at rank k of a curve is the nDCG@k that evaluate reports, with no discount
+    given to either (trec_eval's rule in both)."""
+    qrels = {"q1": {"a": 3, "b": 1, "c": 2}, "q2": {"x": 2, "y": 1}}
+    run = {"q1": {"a": 0.2, "b": 0.9, "c": 0.5, "d": 0.4}, "q2": {"x": 0.1, "y": 0.7, "z": 0.3}}
+    curve = curves.compute(qrels, {"r": run}, "nDCG", depth=3).runs["r"]
+    means = cumgain.evaluate(qrels, run, ["nDCG@2", "nDCG@3"]).means
+    assert curve[1] == pytest.approx(means["nDCG@2"], abs=1e-15)
+    assert curve[2] == pytest.approx(means["nDCG@3"], abs=1e-15)
+    paper = curves.compute(qrels, {"r": run}, "nDCG", depth=3, discount="tois").runs["r"]
+    assert paper[2] != pytest.approx(curve[2])          # b = 2: rank 3 is discounted less

@@ -123,7 +123,7 @@ def test_curves(large):
     text = repr(ndcg)
     assert len(text) <= LIMIT
     assert text.startswith(f"<Curves nDCG: 3 runs, {N_TOPICS} topics, ranks 1-200; gains "
-                           f"identity, discount tois, b = 2; at rank 10: ideal=")
+                           f"identity, discount trec_eval; at rank 10: ideal=")
     assert f"run0={ndcg.runs['run0'][9]:.4f}" in text
     html = ndcg._repr_html_()
     _check_table(html, ["run0", "run2", "ideal", "@1", "@10", "@200"])

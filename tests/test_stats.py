@@ -653,3 +653,16 @@ def test_progress_is_silent_when_not_asked_or_not_on_a_terminal(capsys):
     for bad in (1, "yes", None):
         with pytest.raises(InputError, match="progress must be"):
             stats.compare(table, progress=bad)
+
+
+def test_randomized_procedures_default_to_seed_0():
+    data = {"A": {str(t): 0.1 * (t % 3) for t in range(12)},
+            "B": {str(t): 0.1 * (t % 4) + 0.05 for t in range(12)}}
+    first = stats.compare(data, test="randomization", n_permutations=200)
+    again = stats.compare(data, test="randomization", n_permutations=200)
+    assert first.seed == 0 and first.pairs[0].p_value == again.pairs[0].p_value
+    drawn = stats.compare(data, test="randomization", n_permutations=200, seed=None)
+    assert isinstance(drawn.seed, int)                  # None draws one, kept in the result
+    a, b = np.arange(10.0), np.arange(10.0)[::-1]
+    assert stats.bootstrap_ci(a, b, n_resamples=99) == stats.bootstrap_ci(a, b, n_resamples=99,
+                                                                          seed=0)

@@ -91,7 +91,7 @@ def _valid_parts(n_rows: int, n_columns: int, lengths: Any, mask: Any) -> tuple:
 
 def rank_dense(labels: Any, scores: Any, *, lengths: Any = None, mask: Any = None,
                ties: DenseTieRule = "input_order", depth: Optional[int] = None,
-               seed: Optional[int] = None, threads: Optional[int] = None) -> Ranking:
+               seed: Optional[int] = 0, threads: Optional[int] = None) -> Ranking:
     """The :class:`~cumgain.engine.evaluator.Ranking` of a dense matrix (see the module)."""
     _check_choice(ties, tuple(DENSE_TIES), "ties")
     _check_depth(depth)
@@ -165,7 +165,7 @@ def evaluate_dense(labels: Any, scores: Any,
                    measures: Union[str, Measure, Iterable[Union[str, Measure]]], *,
                    lengths: Any = None, mask: Any = None, ties: DenseTieRule = "input_order",
                    relevance_level: float = 1, judged_only: bool = False,
-                   depth: Optional[int] = None, seed: Optional[int] = None,
+                   depth: Optional[int] = None, seed: Optional[int] = 0,
                    threads: Optional[int] = None, recall_cutoffs: RecallCutoffs = "nearest",
                    collection_size: int = 0) -> Evaluation:
     """Evaluate a ``(n_queries, n_candidates)`` matrix of ``scores`` against ``labels``

@@ -15,7 +15,8 @@ Policies, each with trec_eval's behaviour as the default:
 ===================  =====================================================================
 ``ties``             ``"docno_desc"`` (trec_eval: equal scores ordered by docno descending
                      in byte order), ``"docno_asc"``, ``"input_order"`` (file / dict order),
-                     ``"random"`` (seeded by ``seed``); or the value over the orders within
+                     ``"random"`` (seeded by ``seed``: 0 unless given, None for a seed
+                     drawn from the OS; kept in the policies); or the value over the orders within
                      each group of equal scores: ``"expected"``, its exact mean over every
                      such order (McSherry & Najork 2008): for the measures linear in the
                      ranking (CG/DCG/nDCG family, P, recall, Rprec, counts) each group
@@ -224,7 +225,7 @@ def _resolve_seed(seed: Any) -> int:
 def rank(qrels: Any, run: Any, *, ties: TieRule = "docno_desc",
          score_precision: ScorePrecision = "float64", depth: Optional[int] = None,
          topics: TopicPolicy = "both", duplicates: DuplicatePolicy = "error",
-         seed: Optional[int] = None, warn: bool = True,
+         seed: Optional[int] = 0, warn: bool = True,
          threads: Optional[int] = None) -> Ranking:
     """Rank ``run`` and join it with ``qrels``: the first half of :func:`evaluate`.
 
@@ -374,7 +375,7 @@ def evaluate(qrels: Any, run: Any,
              relevance_level: float = 1, judged_only: bool = False,
              depth: Optional[int] = None, topics: TopicPolicy = "both",
              ties: TieRule = "docno_desc", score_precision: ScorePrecision = "float64",
-             seed: Optional[int] = None, duplicates: DuplicatePolicy = "error",
+             seed: Optional[int] = 0, duplicates: DuplicatePolicy = "error",
              warn: bool = True, threads: Optional[int] = None,
              recall_cutoffs: RecallCutoffs = "nearest", collection_size: int = 0
              ) -> Evaluation:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from cgcore import _measures as kernels
+from cgcore import _tie_expected as expected
 from cgcore import _trec_measures as trec_kernels
 from cumgain.measures.base import Family, register
 from cumgain.measures.ranked import tie_group_means
@@ -22,10 +23,16 @@ DEFAULT_P = 0.9     # trec_eval's rbp and rbp_resid
 
 def _bpref_values(batch: Batch, measure) -> np.ndarray:
     ranked = batch.ranked(measure)
-    return batch.cached(("bpref", id(ranked), batch.level(measure)),
-                        lambda: trec_kernels.binary_preference(
-                            batch.status(measure), ranked.offsets,
-                            batch.num_relevant(measure), batch.num_nonrelevant(measure)))
+
+    def build():
+        if batch.policies["ties"] == "expected":
+            return expected.expected_binary_preference(
+                batch.status(measure), ranked.scores, ranked.offsets,
+                batch.num_relevant(measure), batch.num_nonrelevant(measure))
+        return trec_kernels.binary_preference(batch.status(measure), ranked.offsets,
+                                              batch.num_relevant(measure),
+                                              batch.num_nonrelevant(measure))
+    return batch.cached(("bpref", id(ranked), batch.level(measure)), build)
 
 
 def _bpref(measures: list, batch: Batch) -> list:
@@ -122,7 +129,7 @@ def _check_relstring(measure, spelling: str) -> None:
 register(
     Family("bpref", "(1/R) sum over relevant retrieved d of 1 - min(n_d, R) / min(N_nonrel, "
            "R), n_d the judged non-relevant above d", _bpref, trec="plain",
-           ir_names=("Bpref", "BPref"), ir_params=("rel",), ordered=True,
+           ir_names=("Bpref", "BPref"), ir_params=("rel",), ordered=True, expected_ties=True,
            source="trec_eval m_bpref.c; Buckley & Voorhees, SIGIR 2004"),
     Family("relstring", "the judgments of the top documents as characters (0-9, '>' above "
            "9, '-' not pooled, '.' unjudged)", _relstring, trec="floats",

@@ -14,6 +14,8 @@ from typing import Hashable, Optional
 import numpy as np
 import numpy.typing as npt
 
+from cgcore import _tie_expected as expected
+
 
 @dataclass
 class RankedBatch:
@@ -127,13 +129,12 @@ def tie_groups(ranked: RankedBatch) -> np.ndarray:
 
 
 def tie_group_means(values: np.ndarray, ranked: RankedBatch) -> np.ndarray:
-    """Replace each value by the mean over its group of equal scores within a topic."""
+    """Replace each value by the mean over its group of equal scores within a topic
+    (summed in rank order, in C)."""
     if len(values) == 0:
         return values
-    group = tie_groups(ranked)
-    sums = np.bincount(group, weights=values)
-    sizes = np.bincount(group)
-    return (sums / sizes)[group]
+    return expected.group_means(np.ascontiguousarray(values, dtype=np.float64),
+                                ranked.scores, ranked.offsets)
 
 
 def ordered_within_ties(ranked: RankedBatch, best: bool) -> RankedBatch:

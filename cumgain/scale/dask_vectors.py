@@ -200,11 +200,11 @@ def _vector_task(judged: _Judgments, setup: stream.EvaluationSetup) -> Any:
 
 
 def average_vectors(qrels: Any, run: Any, depth: int, *, gains: Any = None,
-                    discount: DiscountRule = "tois", base: float = 2.0,
+                    discount: DiscountRule = "trec_eval", base: float = 2.0,
                     zero_ideal: float = 0.0, relevance_level: float = 1,
                     judged_only: bool = False, topics: TopicPolicy = "both",
                     ties: TieRule = "docno_desc", score_precision: ScorePrecision = "float64",
-                    seed: Optional[int] = None, duplicates: DuplicatePolicy = "error",
+                    seed: Optional[int] = 0, duplicates: DuplicatePolicy = "error",
                     warn: bool = True,
                     partitioned_by_topic: Optional[bool] = None,
                     progress: ProgressOption = False,
@@ -215,7 +215,7 @@ def average_vectors(qrels: Any, run: Any, depth: int, *, gains: Any = None,
 
     ``gains``: None (gain = level), a scheme ("0-1-10-100", "exponential") or a
     ``{level: gain}`` dict; ``discount`` / ``base``: as in :func:`cumgain.dcg` (default
-    the TOIS rule, b = 2); ``zero_ideal``: the normalised value where the ideal is 0
+    trec_eval's, as :func:`cumgain.evaluate`; the paper's: ``"tois"``, b = 2); ``zero_ideal``: the normalised value where the ideal is 0
     (``nan`` leaves such topics out of that rank's average). Ranking policies as in
     :func:`evaluate` (``judged_only`` drops the unjudged documents, closing the gaps).
     Each partition ranks its topics with :func:`cumgain.rank` and builds their vectors
