@@ -30,3 +30,9 @@ def compatibility(
 def pairwise_accuracy(
     relevant: Float64Array, offsets: Int64Array, cutoff: int
 ) -> Float64Array: ...
+PREFERRED_O: int
+PREFERRED_P: int
+PREFERRED_P_PLUS: int
+def blended_ratio_at_preferred(gains: Float64Array, levels: Float64Array, offsets: Int64Array,
+                               ideal: Float64Array, ideal_offsets: Int64Array, beta: float,
+                               cutoff: int, kind: int) -> Float64Array: ...

@@ -174,6 +174,87 @@ def q_measure(const gain_t[::1] gains, const index_t[::1] offsets, const gain_t[
     return result
 
 
+# ---------------------------------------------------------------- one highly relevant document
+
+cdef enum:
+    KIND_O = 0          # the first relevant document
+    KIND_P = 1          # the first document of the highest level retrieved
+    KIND_P_PLUS = 2     # the relevant documents down to that one, averaged
+
+PREFERRED_O, PREFERRED_P, PREFERRED_P_PLUS = KIND_O, KIND_P, KIND_P_PLUS
+
+
+def blended_ratio_at_preferred(const gain_t[::1] gains, const gain_t[::1] levels,
+                               const index_t[::1] offsets, const gain_t[::1] ideal,
+                               const index_t[::1] ideal_offsets, double beta,
+                               Py_ssize_t cutoff, int kind):
+    """Sakai's measures for finding one highly relevant document (IPSJ TOD 2007), as
+    pyNTCIREVAL computes them, from the blended ratio BR(i) = (C(i) + beta cg(i)) /
+    (i + beta cg*(i)) (C(i) the relevant documents, gain > 0, in the top i; cg / cg* the
+    cumulative gains of the run / the ideal): O = BR at the first relevant rank; P = BR at
+    p, the first rank of the highest level in the whole ranking (0 if p is past the
+    cut-off); P+ = (1 / C(p)) sum of BR at the relevant ranks down to p (and the cut-off).
+    0 without a relevant document."""
+    cdef index_t n_topics = check_offsets(offsets, gains.shape[0], "offsets")
+    cdef index_t n_ideal = check_offsets(ideal_offsets, ideal.shape[0], "ideal_offsets")
+    check_per_topic(n_ideal, n_topics, "ideal_offsets")
+    check_per_topic(levels.shape[0], gains.shape[0], "levels")
+    _check_gains(gains, "gains")
+    _check_gains(ideal, "ideal")
+    _check_cutoff(cutoff)
+    if not (isfinite(beta) and beta >= 0.0):
+        raise ValueError(f"beta must be a finite number >= 0, got {beta}")
+    if kind < KIND_O or kind > KIND_P_PLUS:
+        raise ValueError(f"unknown measure kind {kind}")
+    result = np.zeros(n_topics, dtype=np.float64)
+    cdef gain_t[::1] out = result
+    cdef Py_ssize_t t, i, start, n, depth, ideal_start, num_rel, found, preferred, found_there
+    cdef gain_t cg, ideal_cg, ratio, total, top
+    with nogil:
+        for t in range(n_topics):
+            start, n = offsets[t], offsets[t + 1] - offsets[t]
+            ideal_start, num_rel = ideal_offsets[t], ideal_offsets[t + 1] - ideal_offsets[t]
+            depth = _depth(offsets, t, cutoff)
+            preferred = -1
+            if kind != KIND_O:         # over the whole ranking, as pyNTCIREVAL
+                top = 0.0
+                for i in range(n):
+                    if levels[start + i] > top:
+                        top, preferred = levels[start + i], i
+                if preferred < 0:
+                    continue
+            found_there = 0
+            if kind == KIND_P_PLUS:
+                for i in range(preferred + 1):
+                    if gains[start + i] > 0.0:
+                        found_there += 1
+                if found_there == 0:
+                    continue
+            found, cg, ideal_cg, total = 0, 0.0, 0.0, 0.0
+            for i in range(depth):
+                cg = cg + gains[start + i]
+                if i < num_rel:
+                    ideal_cg = ideal_cg + ideal[ideal_start + i]
+                if gains[start + i] > 0.0:
+                    found += 1
+                ratio = (<gain_t>found + beta * cg) / (<gain_t>(i + 1) + beta * ideal_cg)
+                if kind == KIND_O:
+                    if gains[start + i] > 0.0:
+                        total = ratio
+                        break
+                elif kind == KIND_P:
+                    if i == preferred:
+                        total = ratio
+                        break
+                else:
+                    if i > preferred:
+                        break
+                    if gains[start + i] > 0.0:
+                        total = total + ratio * (1.0 / <gain_t>found_there)  # (its order)
+            out[t] = total
+    return result
+
+
 # ---------------------------------------------------------------- graded AP
 
 def graded_average_precision(const gain_t[::1] gains, const index_t[::1] offsets,

@@ -239,6 +239,7 @@ def test_final_line_without_newline_is_read(tmp_path):
     assert result.means["num_ret"] == 4
 
 
+@pytest.mark.slow
 def test_a_line_longer_than_any_buffer(tmp_path, monkeypatch):
     """A 40 MiB docno, under a limit raised to 64 MiB: forty times the native reader's
     1 MiB block, read whole, in linear time (the pieces are joined once)."""
@@ -608,6 +609,7 @@ def test_a_failed_write_names_the_file(tmp_path, code, what):
     assert last.endswith(what + "'")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="RLIMIT_FSIZE needs a POSIX system")
 @pytest.mark.parametrize("unbuffered", ["", "1"])
 @pytest.mark.parametrize("arguments, to_file, where", [

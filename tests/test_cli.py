@@ -141,6 +141,7 @@ def test_demo_data_dir(capsys, tmp_path):
         "fair.run", "good.run", "poor.run", "qrels.txt"]
 
 
+@pytest.mark.slow
 def test_demo_plots_into_a_fresh_private_folder(capsys, tmp_path, monkeypatch):
     """The default plot goes to a new folder made by tempfile.mkdtemp (mode 0700), so
     a link planted at the old fixed name $TMPDIR/cumgain-demo-curves.png is never

@@ -192,6 +192,7 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
+@pytest.mark.slow
 def test_a_killed_convert_leaves_nothing_a_reader_accepts(run_file, tmp_path):
     """SIGKILL once two of the six part files are written: OUT does not exist, and the
     unfinished folder cumgain leaves beside it is refused by the readers."""
@@ -302,6 +303,7 @@ def test_missing_input_and_bad_options(capsys, tmp_path):
     assert "--rows-per-file: '0' must be at least 1" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_write_past_the_file_size_limit_names_the_output(tmp_path):
     """Past `ulimit -f` (or on a full disk) pyarrow's error names no file: the command
     says which output it could not write, and leaves none behind."""

@@ -179,6 +179,7 @@ def test_progress_bar_only_on_request_or_large_input_on_a_terminal(capsys, monke
 
 # ------------------------------------------------------------------ errors
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, status, fragment", [
     ([QRELS, RUN1, "-m", "nosuch"], 1, "unknown measure 'nosuch'"),
     ([QRELS, RUN1, "-m", "map", "-g", "0-1-1"], 1, "--gains applies to none of the measures"),

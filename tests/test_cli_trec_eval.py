@@ -166,6 +166,7 @@ def _compare(expected_path: Path, completed: subprocess.CompletedProcess) -> int
     return len(expected)
 
 
+@pytest.mark.slow
 @needs_shared
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_matches_trec_eval(name):
@@ -294,6 +295,7 @@ GOLDEN_CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("expected", sorted(GOLDEN_CASES))
 def test_golden(expected):
     completed = run_script(GOLDEN_CASES[expected], cwd=GOLDEN)
@@ -348,6 +350,7 @@ def test_measure_order_and_first_parameters_win():
     assert names == ["map", "P_2", "dcg", "ndcg", "ndcg_cut_3"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, status, fragment", [
     (["-m", "bpref.5", "tiny.qrels", "tiny.run"], 1, "bpref takes no parameters"),
     (["-m", "nosuch", "tiny.qrels", "tiny.run"], 1, "unknown measure 'nosuch'"),

@@ -155,6 +155,7 @@ def test_install_puts_cumgain_first_and_falls_back_for_the_rest(monkeypatch):
     assert after == before
 
 
+@pytest.mark.slow
 def test_pyterrier_experiment_is_the_same_table():
     """pt.Experiment on DataFrames of results (no Java needed for this call), with a
     baseline and a correction: the same table, and the same per-query values."""

@@ -296,6 +296,7 @@ def _random_batch(seed: int, n_topics: int = 1000):
     return qrels, run
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")
 @pytest.mark.parametrize("relevance_level, judged_only", SETTINGS)
 @pytest.mark.parametrize("seed", range(4))
@@ -638,6 +639,7 @@ ROBUST_RUNS = ("InexpC2", "MU03rob01", "NLPR03vb10", "SABIR03BASE", "Sel50", "TH
 ROBUST_DEEP = ("InexpC2", "oce03noXbmD", "UIUC03Rd1", "uic0301")
 
 
+@pytest.mark.slow
 def test_all_robust03_runs_equal_pytrec_eval():
     """All 17 runs, every measure, default settings, one evaluator of each library
     reused across the runs (as users do)."""

@@ -249,6 +249,7 @@ def random_matrix(rng, n_rows, n_labels, n_values, dtype=np.float64):
     return y_true, y_score
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_labels", [2, 9, 70, 300])
 @pytest.mark.parametrize("n_values", [1, 3, 12, 40, 10_000])
 def test_larger_random_matrices_equal_scikit_learn(n_labels, n_values):

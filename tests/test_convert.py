@@ -39,6 +39,7 @@ def _frames(folder):
     return [pq.read_table(p).to_pandas() for p in _files(folder)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("by_topic", [False, True])
 @pytest.mark.parametrize("rows_per_file", [1, 50, 10_000])
 def test_streamed_equals_the_whole_file_path(tmp_path, by_topic, rows_per_file):

@@ -278,11 +278,13 @@ def _generated(seed: int, topics: int = 14, spread: bool = False) -> tuple:
 
 # ------------------------------------------------------------------ differential: cwl_eval
 
+@pytest.mark.slow
 def test_dl19_bm25_against_ir_measures(shared, irm, monkeypatch):
     qrels, run = _real(shared, DL19)
     assert _differential("dl19", irm, monkeypatch, qrels, run, GRADED) == 43 * len(GRADED)
 
 
+@pytest.mark.slow
 def test_trec_covid_with_negative_judgments(shared, irm, monkeypatch):
     qrels, run = _real(shared, COVID)
     assert any(level < 0 for judged in qrels.values() for level in judged.values())
@@ -292,6 +294,7 @@ def test_trec_covid_with_negative_judgments(shared, irm, monkeypatch):
     _differential("trec-covid", irm, monkeypatch, qrels, run, names)
 
 
+@pytest.mark.slow
 def test_robust03_run_with_heavy_ties(shared, irm, monkeypatch):
     qrels, run = _real(shared, ROBUST)
     scores = [tuple(docs.values()) for docs in run.values()]
@@ -301,6 +304,7 @@ def test_robust03_run_with_heavy_ties(shared, irm, monkeypatch):
     _differential("robust03 MU03rob01", irm, monkeypatch, qrels, run, names)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_generated_against_ir_measures(irm, monkeypatch, seed):
     qrels, run = _generated(seed)
@@ -332,6 +336,7 @@ def test_means_are_ir_measures_means(shared, irm):
 
 # ------------------------------------------------------------------ residuals and RBP@k
 
+@pytest.mark.slow
 def test_rbp_residual_is_cwl_evals(shared, exact_cwl):
     """RBP(rel=r, residual=True) is cwl_eval -r's residual: EU with unjudged and missing
     ranks (up to 1000) at gain 1, minus EU."""

@@ -460,6 +460,7 @@ def test_topic_partitioned_parquet_is_read_without_shuffle(run_file, tmp_path):
     assert_identical(result, reference)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ties", ["docno_desc", "input_order", "random", "average"])
 def test_cumgains_topic_partitioned_dataset_is_read_file_by_file_into_arrow(
         run_file, tmp_path, monkeypatch, ties):

@@ -133,6 +133,7 @@ def test_one_query_as_a_vector():
     assert evaluate_dense([2, 0, 1], [0.9, 0.8, 0.1], ["P_2"]).means == {"P_2": 0.5}
 
 
+@pytest.mark.slow
 def test_torch_tensors_are_read_in_place():
     torch = pytest.importorskip("torch")
     scores = torch.rand(50, 9, dtype=torch.float64, requires_grad=True)

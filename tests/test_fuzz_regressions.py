@@ -22,16 +22,19 @@ def test_there_are_inputs():
     assert len(INPUTS) >= 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", INPUTS, ids=lambda path: f"{path.parent.name}/{path.name}")
 def test_files(path):
     check.check_files(path.read_bytes())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", INPUTS, ids=lambda path: f"{path.parent.name}/{path.name}")
 def test_dicts(path):
     check.check_dicts(path.read_bytes())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", INPUTS, ids=lambda path: f"{path.parent.name}/{path.name}")
 def test_native_targets(path):
     check.check_files_native(path.read_bytes())

@@ -379,6 +379,7 @@ def dl19(shared):
     return str(qrels_path), str(run_path), qrels, run
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider, spelling, ties, tolerance", [
     ("judged", "Judged@10", "docno_asc", 0.0),
     ("judged", "Judged@100", "docno_asc", 0.0),

@@ -118,6 +118,7 @@ def collections(draw):
     return qrels_lines, run_lines
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(collections(), st.sampled_from(["docno_desc", "docno_asc", "input_order", "random"]),
        st.sampled_from(["float64", "float32"]), st.sampled_from([None, 2]), st.booleans(),
@@ -310,6 +311,7 @@ def dict_collections(draw):
     return qrels, run
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(dict_collections(), st.sampled_from(["docno_desc", "docno_asc", "input_order", "random"]),
        st.sampled_from(["float64", "float32"]), st.sampled_from([None, 3, 30]), st.booleans())
@@ -712,6 +714,7 @@ line_bytes = st.lists(st.sampled_from([b" ", b"\t", b"\r", b"\x0b", b"\x0c", b"\
                                        b"\xff", b"#", b"Q0"]), max_size=80).map(b"".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @given(line=line_bytes, padding=st.sampled_from([b"", b"x" * 64, b"\n" * 64, b" " * 70]))
 def test_the_64_byte_scanner_splits_as_the_scalar_splitter(line, padding):
@@ -755,6 +758,7 @@ def ranked_arrays(ranked):
             ranked.tag)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(collections(), st.sampled_from(["docno_desc", "input_order", "random", "average"]),
        st.integers(min_value=2, max_value=5), st.lists(st.sampled_from(["", "# note", "  "]),

@@ -75,6 +75,7 @@ def test_rows_without_pyarrow_become_dicts(monkeypatch):
     assert neighbours.adapted(qrel_rows, "qrels") == qrels
 
 
+@pytest.mark.slow
 def test_ranx_qrels_and_run_are_their_dicts():
     ranx = pytest.importorskip("ranx")
     qrels, run = collection(3)

@@ -258,6 +258,7 @@ def _inside(inner, outer) -> bool:
             and outer.y0 <= inner.y0 and inner.y1 <= outer.y1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("count", [3, 10, 17, 20])
 @pytest.mark.parametrize("grid, size, name", [(False, (6.4, 4.8), "run{:02d}"),
                                               (False, (4, 3), "run{:02d}"),

@@ -19,7 +19,7 @@ NAMES = ["ndcg@10", "ndcg@10-l2", "ndcg_burges@5", "ndcg_burges@10-l2", "dcg@10"
          "dcg_burges@20", "map@100", "map", "map-l2", "mrr@10", "mrr", "mrr-l3", "hits@5",
          "hits", "hit_rate@5", "hit_rate", "precision@10", "precision", "precision@3-l2",
          "recall@20", "recall-l2", "recall@1000", "f1@10", "f1", "f1@5-l2", "r-precision",
-         "r-precision-l2", "ndcg", "ndcg_burges", "dcg"]
+         "r-precision-l2", "ndcg", "ndcg_burges", "dcg", "rbp.95", "rbp.8-l2", "rbp@5"]
 REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real"
 
 
@@ -59,6 +59,7 @@ def test_generated_collections_equal_ranx(seed):
     assert _compare(qrels, run) == len(NAMES) * 40
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not REAL.is_dir(), reason="../shared/data/real is absent")
 def test_dl19_equals_ranx():
     """DL19 passage, BM25: the run's own order (its scores tie in 104 groups), given to
@@ -78,6 +79,7 @@ def test_dl19_equals_ranx():
     assert _compare(qrels, run) == len(NAMES) * 43
 
 
+@pytest.mark.slow
 def test_bpref_equals_ranx_topic_by_topic():
     """ranx 0.3.21 gives bpref 0 for most topics when it evaluates several at once (its
     one-topic result is right); compared one topic at a time."""

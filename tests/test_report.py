@@ -336,6 +336,7 @@ def test_table_of_real_comparisons_marks_what_compare_finds_significant():
 
 # ============================================================== many runs
 
+@pytest.mark.slow
 def test_seventeen_runs_fit_120_columns_with_every_pair():
     """17 runs with long names: the markdown is at most 120 characters a line, a row per
     run, and the marks give back every significant pair of every comparison."""
@@ -357,6 +358,7 @@ def test_seventeen_runs_fit_120_columns_with_every_pair():
             list(comparison.means.values())
 
 
+@pytest.mark.slow
 def test_text_is_the_markdown_without_rules_and_escapes():
     rows = _many_runs()
     table = report.significance_table(rows)

@@ -155,6 +155,7 @@ def dl19(shared):
     return str(qrels_path), str(run_path), qrels, run
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spelling, reference, exact, topics", [
     ("Q(gains={0:0,1:1,2:2,3:3})@100", lambda x: QMeasure(x, [1, 2, 3], 1.0, 100), True, 43),
     ("Q(gains={0:0,1:1,2:2,3:3})", lambda x: QMeasure(x, [1, 2, 3], 1.0), True, 12),
@@ -468,3 +469,39 @@ def test_kernels_are_their_pure_python_twins(batch, cutoff, p, beta, effort, nor
         twins.compatibility(gains, offsets, ideal, ideal_offsets, p, normalize))
     np.testing.assert_array_equal(kernels.pairwise_accuracy(gains, offsets, cutoff),
                                   twins.pairwise_accuracy(gains, offsets, cutoff))
+
+
+# ---------------------------------------------------------------- O, P and P+
+
+def _with_cutoff(metric, cutoff):
+    """pyNTCIREVAL's O/P/P+ constructors take no cut-off; its Metric reads .cutoff."""
+    metric.cutoff = cutoff
+    return metric
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("grades", GRADES)
+@pytest.mark.parametrize("beta, cutoff", [(1.0, None), (1.0, 3), (0.5, 10), (0.0, None)])
+@pytest.mark.parametrize("name", ["OMeasure", "PMeasure", "PPlusMeasure"])
+def test_one_highly_relevant_document_measures_are_pyntcireval(seed, grades, beta, cutoff,
+                                                                name):
+    from pyNTCIREVAL.metrics import OMeasure, PMeasure, PPlusMeasure
+    reference = {"OMeasure": OMeasure, "PMeasure": PMeasure, "PPlusMeasure": PPlusMeasure}[name]
+    at = "" if cutoff is None else f"@{cutoff}"
+    compare(seed, grades, f"{name}(beta={beta}, gains={gains_spelling(grades)}){at}",
+            lambda xrelnum: _with_cutoff(reference(xrelnum, grades, beta), cutoff),
+            exact=True)
+
+
+def test_one_highly_relevant_document_measures_worked_out():
+    """Ranking: level 1, level 0, level 2, level 2 (gains = levels); judged: those and one
+    more level-2 document, so the ideal is 2, 2, 2, 1. BR(i) = (C(i) + cg(i)) / (i +
+    cg*(i)); BR(1) = (1 + 1) / (1 + 2) = 2/3, BR(3) = (2 + 3) / (3 + 6) = 5/9.
+    O = BR(1); P: the first level-2 document is at rank 3: BR(3); P+ = (BR(1) + BR(3)) / 2."""
+    qrels = {"q": {"a": 1, "b": 0, "c": 2, "d": 2, "e": 2}}
+    run = {"q": {"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.6}}
+    means = evaluate(qrels, run, ["OMeasure", "PMeasure", "PPlusMeasure", "PMeasure@2"]).means
+    assert means["OMeasure"] == pytest.approx(2 / 3, abs=1e-15)
+    assert means["PMeasure"] == pytest.approx(5 / 9, abs=1e-15)
+    assert means["PPlusMeasure"] == pytest.approx((2 / 3 + 5 / 9) / 2, abs=1e-15)
+    assert means["PMeasure@2"] == 0.0           # the preferred document is past the cut-off

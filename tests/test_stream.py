@@ -409,6 +409,7 @@ def peak_traced_bytes(function) -> int:
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_memory_does_not_grow_with_the_file(tmp_path, monkeypatch):
     """Peak Python memory (tracemalloc, which sees numpy buffers) for 40k and 160k run
     lines. Streaming holds one read block, one parse piece and one chunk of topics,

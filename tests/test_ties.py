@@ -103,6 +103,7 @@ def tied_topics(draw):
     return qrels, run
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(tied_topics())
 def test_expected_is_the_mean_over_every_order_of_the_ties(topics):
@@ -118,6 +119,7 @@ def test_expected_is_the_mean_over_every_order_of_the_ties(topics):
         assert value == pytest.approx(by_order[name].mean(), abs=1e-12), name
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(tied_topics())
 def test_optimistic_and_pessimistic_are_the_best_and_worst_orders(topics):

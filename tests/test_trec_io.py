@@ -378,6 +378,7 @@ def read_with_small_blocks(reader, path, batch, chunk, **kw):
         _trec_bytes._BATCH, _trec_bytes._READ = old
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["qrels", "run"])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
@@ -405,6 +406,7 @@ def test_files_match_the_naive_parser(tmp_path_factory, kind, data):
             read_with_small_blocks(reader, path, batch, chunk)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::cumgain.trec_io.DuplicatesDroppedWarning")
 @pytest.mark.parametrize("kind", ["qrels", "run"])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,

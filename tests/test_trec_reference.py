@@ -145,6 +145,7 @@ def assert_matches(qrels, run, measures, *, relevance_level=1, judged_only=False
         for qid, name, a, e, r, q in mismatches[:20])
 
 
+@pytest.mark.slow
 @given(topics(), st.sampled_from([1, 2]), st.booleans(), DEPTHS,
        st.sampled_from(["nearest", "trec_eval9"]))
 def test_default_measures_equal_trec_eval(data, relevance_level, judged_only, depth,

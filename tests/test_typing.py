@@ -50,6 +50,7 @@ def test_samples_return_what_they_are_typed_as(name):
             function()
 
 
+@pytest.mark.slow
 def test_samples_pass_mypy_strict(tmp_path):
     pytest.importorskip("mypy")
     command = [sys.executable, "-m", "mypy", "--strict", "--config-file",

@@ -132,6 +132,7 @@ def run_inputs(tmp_path, text):
             "file object": lambda: open(plain, "rb")}
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), ties=st.sampled_from(TIES),

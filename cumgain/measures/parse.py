@@ -24,6 +24,7 @@ naming the parameter, never a number read one way here and another there.
 from __future__ import annotations
 
 import difflib
+import dataclasses
 import functools
 import math
 import re
@@ -501,12 +502,20 @@ RANX_NAMES = {
 }
 _WITHOUT_CUTOFF = {"precision": "SetP(rel={rel})", "recall": "SetR(rel={rel})"}
 _RANX_FORM = re.compile(r"(?P<name>[a-z0-9_\-]+?)(?:@(?P<k>\d+))?(?:-l(?P<rel>\d+))?")
+#: ranx's RBP: ``rbp.95`` (or ``rbp@95``) is p = 0.95, each document's gain its level when
+#: at least ``-lN`` (default 1), else 0 (ranx/metrics/rank_biased_precision.py).
+_RANX_RBP = re.compile(r"rbp[.@](?P<p>\d+)(?:-l(?P<rel>\d+))?")
 
 
 def _parse_ranx(spelling: str) -> Optional[Measure]:
     """ranx's spellings (``ndcg@10``, ``map@100-l2``, ``hit_rate@5``, ``r-precision``),
     or None if ``spelling`` is not one. A cut-off of 0 or none means the whole ranking,
     as in ranx."""
+    rbp = _RANX_RBP.fullmatch(spelling)
+    if rbp:
+        measure = _parse_ir(f"RBP(p=0.{rbp.group('p')},"
+                            f"gains='identity>={int(rbp.group('rel') or 1)}')")
+        return dataclasses.replace(measure, name=spelling)
     match = _RANX_FORM.fullmatch(spelling)
     if not match or match.group("name") not in RANX_NAMES:
         return None
@@ -635,6 +644,8 @@ def _parse_compact(compact: str, n_families: int) -> Optional[tuple[Measure, ...
     once. ``n_families`` is the registry's size, so a family registered later is never
     missed. Malformed parameters raise (lru_cache does not remember errors)."""
     try:
+        if _RANX_RBP.fullmatch(compact):    # (trec_eval's rbp takes only k=v pairs)
+            return (_parse_ranx(compact),)
         measures = _parse_trec(compact)
         if measures is not None:
             return tuple(measures)

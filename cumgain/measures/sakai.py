@@ -1,5 +1,6 @@
 """Sakai's graded measures as NTCIREVAL computes them (and pyNTCIREVAL, its Python
-port): ``Q`` (Q-measure), ``nERR``, ``iRBU``, ``GAP`` (Robertson et al.'s graded AP),
+port): ``Q`` (Q-measure), ``OMeasure``, ``PMeasure`` and ``PPlusMeasure`` (for finding
+one highly relevant document), ``nERR``, ``iRBU``, ``GAP`` (Robertson et al.'s graded AP),
 and NTCIREVAL's two nDCGs under their NTCIREVAL names, ``MSnDCG`` (the "Microsoft
 version": discount 1/log(i + 1), cumgain's ``nDCG``) and ``JKnDCG`` (the original of
 Jarvelin & Kekalainen that NTCIREVAL prints as ``nDCG``: no discount before rank b,
@@ -121,6 +122,21 @@ def _q_measure(measures: list, batch: Batch) -> list:
     return columns
 
 
+def _at_preferred(kind: int):
+    """The compute function of O-, P- or P+-measure (``kind``: a PREFERRED_ code)."""
+    def compute(measures: list, batch: Batch) -> list:
+        columns = []
+        for measure in measures:
+            gains, ideal, ideal_offsets = _checked_gains(batch, measure)
+            ranked = batch.ranked(measure)
+            levels = np.where(ranked.judged, batch.levels(measure), 0.0)
+            columns.append(kernels.blended_ratio_at_preferred(
+                gains, levels, ranked.offsets, ideal, ideal_offsets,
+                measure.param("beta", Q_BETA), _cutoff(batch, measure), kind))
+        return columns
+    return compute
+
+
 def _normalised_err(measures: list, batch: Batch) -> list:
     columns = []
     for measure in measures:
@@ -170,6 +186,20 @@ register(
            _q_measure, ir_names=("Q", "QMeasure"), ir_params=("beta",) + _GAINS,
            at="cutoff", ordered=True, unlisted_gain="error",
            source=f"{_NTCIREVAL} QMeasure; Sakai, AIRS 2004 / IPM 2007"),
+    Family("OMeasure", "BR(r) at r, the first relevant rank (within k); BR(i) = (C(i) + "
+           "beta cg(i)) / (i + beta cg*(i)) (beta = 1)", _at_preferred(kernels.PREFERRED_O),
+           ir_names=("OMeasure",), ir_params=("beta",) + _GAINS, at="cutoff", ordered=True,
+           unlisted_gain="error", source=f"{_NTCIREVAL} OMeasure; Sakai, IPSJ TOD 48(SIG9), "
+           "2007"),
+    Family("PMeasure", "BR(p) at p, the first rank of the highest level retrieved (0 if p "
+           "is past k)", _at_preferred(kernels.PREFERRED_P), ir_names=("PMeasure",),
+           ir_params=("beta",) + _GAINS, at="cutoff", ordered=True, unlisted_gain="error",
+           source=f"{_NTCIREVAL} PMeasure; Sakai, IPSJ TOD 48(SIG9), 2007"),
+    Family("PPlusMeasure", "(1/C(p)) sum of BR(i) over the relevant ranks i <= p (and k), "
+           "p the first rank of the highest level retrieved",
+           _at_preferred(kernels.PREFERRED_P_PLUS), ir_names=("PPlusMeasure", "Pplus"),
+           ir_params=("beta",) + _GAINS, at="cutoff", ordered=True, unlisted_gain="error",
+           source=f"{_NTCIREVAL} PPlusMeasure; Sakai, IPSJ TOD 48(SIG9), 2007"),
     Family("nERR", "ERR@k / ERR of the ideal @k, R_i = g_i / (g_max + 1)", _normalised_err,
            ir_names=("nERR",), ir_params=("max_rel",) + _GAINS, at="cutoff", ordered=True,
            unlisted_gain="error", source=f"{_NTCIREVAL} nERR; Chapelle et al., CIKM 2009; Sakai & Song, "
