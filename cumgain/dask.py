@@ -1,6 +1,6 @@
 """Evaluate runs on Dask: the same numbers as :func:`cumgain.evaluate`, at any size.
 
-Install with ``pip install "cumgain[dask]"`` (dask[dataframe], distributed, pyarrow); without
+Install with ``pip install ".[dask]"`` (from the source tree) (dask[dataframe], distributed, pyarrow); without
 it, importing this module raises a :class:`~cumgain.exceptions.MissingDependencyError`
 that says so.
 

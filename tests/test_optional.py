@@ -5,13 +5,15 @@ installs it, and the command line prints that line with the usage status.
 Absence is simulated with ``sys.modules[name] = None``, which makes ``import name`` raise
 ModuleNotFoundError.
 """
+import re
 import sys
+from pathlib import Path
 
 import pytest
 
 import cumgain
 from cumgain import cli, curves, report, stats
-from cumgain.common.optional import require
+from cumgain.common.optional import EXTRA_PACKAGES, require
 from cumgain.exceptions import MissingDependencyError
 
 QRELS = {"q1": {"d1": 2, "d2": 0, "d3": 1}, "q2": {"e1": 1, "e2": 3}}
@@ -30,7 +32,7 @@ def _absent(monkeypatch, *names):
 def _check(error: MissingDependencyError, what: str, package: str, extra: str):
     assert isinstance(error, ModuleNotFoundError)
     assert str(error) == (f"{what} needs {package}, but {package} is not installed: "
-                          f'pip install "cumgain[{extra}]"')
+                          f'pip install {EXTRA_PACKAGES[extra]} (cumgain\'s "{extra}" extra)')
     assert error.extra == extra
 
 
@@ -104,13 +106,13 @@ def files(tmp_path):
 @pytest.mark.parametrize("missing, args, line", [
     (MATPLOTLIB, ["curves", "{qrels}", "{run}", "--plot", "{tmp}/c.png"],
      'cumgain curves: error: --plot needs matplotlib, but matplotlib is not installed: '
-     'pip install "cumgain[plot]"'),
+     'pip install matplotlib (cumgain\'s "plot" extra)'),
     (("pyarrow",), ["convert", "{run}", "{tmp}/out"],
      'cumgain convert: error: cumgain convert needs pyarrow, but pyarrow is not installed: '
-     'pip install "cumgain[dask]"'),
+     'pip install "dask[dataframe]" distributed pyarrow pandas (cumgain\'s "dask" extra)'),
     (("dask", "dask.dataframe"), ["convert", "--qrels", "{qrels}", "{tmp}/out"],
      'cumgain convert: error: cumgain convert --qrels needs dask, but dask is not installed: '
-     'pip install "cumgain[dask]"'),
+     'pip install "dask[dataframe]" distributed pyarrow pandas (cumgain\'s "dask" extra)'),
 ], ids=["curves", "convert-pyarrow", "convert-qrels-dask"])
 def test_the_command_line_prints_one_line(capsys, monkeypatch, tmp_path, files, missing,
                                           args, line):
@@ -126,4 +128,18 @@ def test_demo_without_matplotlib_names_the_extra(capsys, monkeypatch, tmp_path):
     _absent(monkeypatch, *MATPLOTLIB)
     assert cli.main(["demo", "--plot", str(tmp_path / "c.png")]) == 0
     assert ('Curves: plotting needs matplotlib, but matplotlib is not installed: '
-            'pip install "cumgain[plot]" - no PNG written') in capsys.readouterr().out
+            'pip install matplotlib (cumgain\'s "plot" extra) - no PNG written') in capsys.readouterr().out
+
+
+def test_each_extra_hint_installs_what_pyproject_lists():
+    """The hint of each extra names the packages pyproject.toml's extra lists (cumgain
+    itself is not on PyPI: the hint installs the packages, not "cumgain[extra]")."""
+    tomllib = pytest.importorskip("tomllib")
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    if not pyproject.is_file():
+        pytest.skip("pyproject.toml is not beside the tests")
+    extras = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]
+    for extra, packages in EXTRA_PACKAGES.items():
+        listed = {re.split(r"[<>=;\[ ]", spec)[0].lower() for spec in extras[extra]}
+        named = {re.split(r"[\[\]\"]", word.strip('"'))[0].lower() for word in packages.split()}
+        assert named == listed, extra
