@@ -9,7 +9,8 @@ probability ``m / n``, two given ranks both relevant with ``m (m - 1) / (n (n - 
 ``relevant`` holds flags (1.0 or 0.0). Each kernel is one C loop over the topics with
 the GIL released; the wrappers check every length first.
 """
-from libc.stdint cimport int64_t, int8_t
+from libc.stdint cimport int64_t, int8_t, uint8_t
+from libc.stdlib cimport free, malloc, qsort
 
 from cgcore._checks cimport check_offsets, check_per_topic
 from cgcore._typedefs cimport gain_t, index_t
@@ -19,6 +20,36 @@ import numpy as np
 cdef enum:
     NONRELEVANT = 2         # cumgain.measures.batch's status codes
     RELEVANT = 3
+
+
+cdef struct Tied:
+    double level        # the judged level (0 without a judgment)
+    int judged
+    int64_t row
+
+
+cdef int _best_first(const void* a, const void* b) noexcept nogil:
+    """Highest level first; among equal levels, documents without a judgment first;
+    then in the order given."""
+    cdef const Tied* x = <const Tied*>a
+    cdef const Tied* y = <const Tied*>b
+    if x.level != y.level:
+        return -1 if x.level > y.level else 1
+    if x.judged != y.judged:
+        return x.judged - y.judged
+    return (x.row > y.row) - (x.row < y.row)
+
+
+cdef int _worst_first(const void* a, const void* b) noexcept nogil:
+    """Lowest level first; among equal levels, judged documents first; then in the
+    order given."""
+    cdef const Tied* x = <const Tied*>a
+    cdef const Tied* y = <const Tied*>b
+    if x.level != y.level:
+        return -1 if x.level < y.level else 1
+    if x.judged != y.judged:
+        return y.judged - x.judged
+    return (x.row > y.row) - (x.row < y.row)
 
 
 cdef inline Py_ssize_t _group_end(const gain_t* scores, Py_ssize_t start,
@@ -210,4 +241,43 @@ def group_means(const gain_t[::1] values, const gain_t[::1] scores, const index_
                     for i in range(start, end):
                         out[i] = total
                 start = end
+    return result
+
+
+def order_within_groups(const gain_t[::1] levels, const uint8_t[::1] judged,
+                        const gain_t[::1] scores, const index_t[::1] offsets, bint best):
+    """The rows in rank order with each group of equal scores sorted for the system's
+    best case (``best``: the highest level first, documents without a judgment before
+    judged ones of the same level) or worst (the reverse); else in the order given.
+    ``levels``: 0 where a document has no judgment."""
+    cdef Py_ssize_t n_topics = check_offsets(offsets, levels.shape[0], "offsets")
+    check_per_topic(judged.shape[0], levels.shape[0], "judged")
+    check_per_topic(scores.shape[0], levels.shape[0], "scores")
+    result = np.arange(levels.shape[0], dtype=np.int64)
+    cdef int64_t[::1] rows = result
+    cdef Py_ssize_t t, start, end, stop, i, longest = 0
+    for t in range(n_topics):
+        if offsets[t + 1] - offsets[t] > longest:
+            longest = offsets[t + 1] - offsets[t]
+    cdef Tied* group = <Tied*>malloc(max(longest, 1) * sizeof(Tied))
+    if group == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for t in range(n_topics):
+                start, stop = offsets[t], offsets[t + 1]
+                while start < stop:
+                    end = _group_end(&scores[0], start, stop)
+                    if end - start > 1:
+                        for i in range(start, end):
+                            group[i - start].level = levels[i]
+                            group[i - start].judged = judged[i]
+                            group[i - start].row = i
+                        qsort(group, end - start, sizeof(Tied),
+                              _best_first if best else _worst_first)
+                        for i in range(start, end):
+                            rows[i] = group[i - start].row
+                    start = end
+    finally:
+        free(group)
     return result

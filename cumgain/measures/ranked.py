@@ -142,21 +142,13 @@ def ordered_within_ties(ranked: RankedBatch, best: bool) -> RankedBatch:
     (``best``) or worst case: the highest relevance level first (last), and among
     equal levels the documents without a judgment first (last), since a judged
     non-relevant document above a relevant one costs the measures that count them
-    (bpref, infAP); else in the order given (docno descending). Only rows in groups of
-    two or more move."""
+    (bpref, infAP); else in the order given (docno descending). Sorted in C, group by
+    group."""
     if len(ranked.levels) < 2:
         return ranked
-    group = tie_groups(ranked)
-    sizes = np.bincount(group)
-    tied = np.flatnonzero(sizes[group] > 1)
-    if len(tied) == 0:
-        return ranked
-    levels = np.where(ranked.judged[tied], as_float64(ranked.levels[tied]), 0.0)
-    judged = ranked.judged[tied].astype(np.int8)
-    sign = -1 if best else 1
-    order = tied[np.lexsort((tied, -sign * judged, sign * levels, group[tied]))]
-    rows = np.arange(len(ranked.levels))
-    rows[tied] = order
+    levels = np.where(ranked.judged, as_float64(ranked.levels), 0.0)
+    rows = expected.order_within_groups(levels, ranked.judged.view(np.uint8), ranked.scores,
+                                        ranked.offsets, best)
     return RankedBatch(offsets=ranked.offsets, levels=ranked.levels[rows],
                        judged=ranked.judged[rows], scores=ranked.scores[rows],
                        qrels_offsets=ranked.qrels_offsets, qrels_levels=ranked.qrels_levels)
