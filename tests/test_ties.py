@@ -297,3 +297,26 @@ def test_tie_bounds_read_the_run_once_and_equal_the_two_rules():
     assert summary["map"]["topics_moved"] == 1          # q2 has no tie: 0 spread
     assert np.array_equal(bounds.spread("P_1"), [1.0, 0.0])
     assert "P_1: 0.0000 .. 0.5000, 1" in repr(bounds)
+
+
+def test_runs_compared_on_their_expected_values(tmp_path):
+    """cumgain.compare and `cumgain compare --ties expected` test the runs' expected
+    values over the orders of their ties."""
+    qrels = {f"q{t}": {"a": 1, "b": 0, "c": 2, "d": 0} for t in range(6)}
+    runs = {"tied": {f"q{t}": {"a": 0.5, "b": 0.5, "c": 0.5, "d": 0.1} for t in range(6)},
+            "sorted": {f"q{t}": {"c": 0.9, "a": 0.8, "b": 0.2, "d": 0.1} for t in range(6)}}
+    result = cumgain.compare(qrels, runs, ["map", "recip_rank"], ties="expected",
+                             test="ttest")
+    expected = cumgain.evaluate(qrels, runs["tied"], ["map"], ties="expected").means["map"]
+    assert result.comparisons["map"].means["tied"] == pytest.approx(expected, abs=1e-15)
+    assert result.comparisons["recip_rank"].means["tied"] == pytest.approx(5 / 6)
+    (tmp_path / "qrels").write_text("".join(f"q{t} 0 {d} {l}\n" for t in range(6)
+                                            for d, l in qrels[f"q{t}"].items()))
+    for name, run in runs.items():
+        (tmp_path / f"{name}.run").write_text("".join(
+            f"q{t} Q0 {d} 1 {s} {name}\n" for t in range(6)
+            for d, s in run[f"q{t}"].items()))
+    from cumgain import cli
+    assert cli.main(["compare", str(tmp_path / "qrels"), str(tmp_path / "tied.run"),
+                     str(tmp_path / "sorted.run"), "-m", "recip_rank", "--ties", "expected",
+                     "--test", "ttest"]) == 0
