@@ -281,3 +281,90 @@ def order_within_groups(const gain_t[::1] levels, const uint8_t[::1] judged,
     finally:
         free(group)
     return result
+
+
+cdef int _compare_doubles(const void* a, const void* b) noexcept nogil:
+    cdef double x = (<const double*>a)[0]
+    cdef double y = (<const double*>b)[0]
+    return (x > y) - (x < y)
+
+
+def expected_err(const gain_t[::1] probabilities, const gain_t[::1] scores,
+                 const index_t[::1] offsets, Py_ssize_t cutoff):
+    """E[ERR@k], ERR = sum_i R_i (1/i) prod_{j<i} (1 - R_j): at the k-th rank (from 0)
+    of a group of n, E[R prod of (1 - R) over the k above it in the group] = (1/n)
+    sum_d R_d M_k(d), M_k(d) the mean over the k-subsets of the group's other documents
+    of the product of their (1 - R) (elementary symmetric polynomials, kept as means:
+    M'_k = ((m + 1 - k) M_k + k x M_{k-1}) / (m + 1) as the m-th element x joins, each a
+    convex combination); times the product of (1 - R) over the groups above, which no
+    order changes. Documents of equal R share M (computed once per distinct R)."""
+    cdef Py_ssize_t n_topics = check_offsets(offsets, probabilities.shape[0], "offsets")
+    check_per_topic(scores.shape[0], probabilities.shape[0], "scores")
+    if cutoff < 1:
+        raise ValueError(f"cutoff must be >= 1, got {cutoff}")
+    cdef Py_ssize_t i
+    for i in range(probabilities.shape[0]):
+        if not (probabilities[i] >= 0.0 and probabilities[i] <= 1.0):
+            raise ValueError(f"probabilities[{i}] = {probabilities[i]} is not in [0, 1]")
+    result = np.zeros(n_topics, dtype=np.float64)
+    cdef gain_t[::1] out = result
+    cdef Py_ssize_t longest = 1
+    for i in range(n_topics):
+        if offsets[i + 1] - offsets[i] > longest:
+            longest = offsets[i + 1] - offsets[i]
+    cdef double* values = <double*>malloc(longest * sizeof(double))
+    cdef double* means = <double*>malloc((longest + 1) * sizeof(double))
+    cdef double* chance = <double*>malloc(longest * sizeof(double))    # per rank of a group
+    if values == NULL or means == NULL or chance == NULL:
+        free(values)
+        free(means)
+        free(chance)
+        raise MemoryError()
+    cdef Py_ssize_t t, start, end, stop, n, j, k, m, first, count, shown
+    cdef double above, total, v, x, skipped
+    try:
+        with nogil:
+            for t in range(n_topics):
+                start, stop, above, total = offsets[t], offsets[t + 1], 1.0, 0.0
+                while start < stop and start - offsets[t] < cutoff:
+                    end = _group_end(&scores[0], start, stop)
+                    n = end - start
+                    shown = n if start - offsets[t] + n <= cutoff else cutoff - (start - offsets[t])
+                    for j in range(n):
+                        values[j] = probabilities[start + j]
+                        chance[j] = 0.0
+                    qsort(values, n, sizeof(double), _compare_doubles)
+                    first = 0
+                    while first < n:                    # each distinct R, once
+                        count = 1
+                        while first + count < n and values[first + count] == values[first]:
+                            count += 1
+                        v = values[first]
+                        if v > 0.0:
+                            means[0] = 1.0
+                            m = 0
+                            skipped = 0
+                            for j in range(n):          # every other document joins
+                                if j == first and not skipped:
+                                    skipped = 1
+                                    continue
+                                x = 1.0 - values[j]
+                                means[m + 1] = 0.0
+                                for k in range(m + 1, 0, -1):
+                                    means[k] = ((m + 1 - k) * means[k] + k * x * means[k - 1]) \
+                                        / <double>(m + 1)
+                                m += 1
+                            for k in range(shown):
+                                chance[k] += count * v * means[k] / <double>n
+                        first += count
+                    for k in range(shown):
+                        total += above * chance[k] / <double>(start - offsets[t] + k + 1)
+                    for j in range(n):
+                        above *= 1.0 - values[j]
+                    start = end
+                out[t] = total
+    finally:
+        free(values)
+        free(means)
+        free(chance)
+    return result

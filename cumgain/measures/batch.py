@@ -234,9 +234,8 @@ class Batch:
             return _mapped(distinct, gains, every_level)[levels.view(np.uint8)]
         return _mapped(distinct, gains, levels)
 
-    def gains(self, measure: Measure) -> np.ndarray:
-        """Per ranked row, its gain: the mapped level if judged, else 0 (under
-        :attr:`tie_means`, each group of equal scores shares its mean gain)."""
+    def gain_values(self, measure: Measure) -> np.ndarray:
+        """Per ranked row, its gain: the mapped level if judged, else 0."""
         ranked = self.ranked(measure)
 
         def build():
@@ -244,10 +243,18 @@ class Batch:
                 key = ("gains", self.judged_only(measure))
                 gains = self._scratch.array(key, len(ranked.levels), np.float64)
                 np.maximum(ranked.levels, 0, out=gains)
-            else:
-                gains = np.where(ranked.judged, self.mapped_gains(measure, ranked.levels), 0.0)
-            return tie_group_means(gains, ranked) if self.tie_means else gains
-        return self.cached(("gains", id(ranked), mapping_key(measure)), build)
+                return gains
+            return np.where(ranked.judged, self.mapped_gains(measure, ranked.levels), 0.0)
+        return self.cached(("gain_values", id(ranked), mapping_key(measure)), build)
+
+    def gains(self, measure: Measure) -> np.ndarray:
+        """The gains (:meth:`gain_values`); under :attr:`tie_means`, each group of equal
+        scores shares its mean gain."""
+        ranked = self.ranked(measure)
+        if not self.tie_means:
+            return self.gain_values(measure)
+        return self.cached(("gains", id(ranked), mapping_key(measure)), lambda: tie_group_means(
+            self.gain_values(measure), ranked))
 
     def judged_gains(self, measure: Measure) -> np.ndarray:
         """The recall base: a gain per judgment (levels < 0 get 0, never in the ideal)."""

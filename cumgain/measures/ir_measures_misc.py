@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cgcore import _tie_expected as expected
 from cgcore import _graded_extra as kernels
 from cgcore import _measures as trec_kernels
 from cumgain.exceptions import InputError
@@ -90,8 +91,12 @@ def _gdeval_err(measures: list, batch: Batch) -> list:
                 levels = np.maximum(batch.levels(measure), 0.0)
                 return (np.power(2.0, levels) - 1.0) / 2.0 ** top
             probabilities = batch.cached(("gdeval_err", id(ranked), top), build)
-        columns.append(kernels.expected_reciprocal_rank(
-            probabilities, ranked.offsets, _cutoff(batch, measure), kernels.ORDER_GDEVAL))
+        columns.append(
+            expected.expected_err(probabilities, ranked.scores, ranked.offsets,
+                                  _cutoff(batch, measure))
+            if batch.policies["ties"] == "expected" else
+            kernels.expected_reciprocal_rank(probabilities, ranked.offsets,
+                                             _cutoff(batch, measure), kernels.ORDER_GDEVAL))
     return columns
 
 
@@ -159,6 +164,7 @@ register(
            "gains=: R_i = g_i / (g_max + 1), g_max the gain of max_rel, of the table's top, "
            "or of level 4",
            _gdeval_err, ir_names=("ERR",), ir_params=("max_rel", "gains"), at="cutoff",
+           expected_ties=True,
            ordered=True, source=f"gdeval.pl 1.2a ({_IR} gdeval provider); Chapelle et al., "
            "CIKM 2009"),
     Family("Judged", "fraction of the top min(k, N) with a judgment (negative ones too); "

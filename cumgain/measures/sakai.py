@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from cgcore import _graded_extra as kernels
+from cgcore import _tie_expected as expected
 from cumgain.exceptions import GainMappingError, InputError
 from cumgain.gains import gain_mapping
 from cumgain.measures.base import Family, Measure, register
@@ -67,7 +68,7 @@ def _checked_gains(batch: Batch, measure) -> tuple:
         raise InputError(f"measure {measure.name!r}: gains must be >= 0 (got "
                          f"{judged.min():g})")
     ideal, ideal_offsets = batch.ideal(measure)
-    return batch.gains(measure), ideal, ideal_offsets
+    return batch.gain_values(measure), ideal, ideal_offsets
 
 
 _SCHEME = re.compile(r"^-?\d+(\.\d+)?(-\d+(\.\d+)?)+$")
@@ -143,8 +144,10 @@ def _normalised_err(measures: list, batch: Batch) -> list:
         run, ideal, ideal_offsets = satisfaction(batch, measure)
         cutoff = _cutoff(batch, measure)
         order = kernels.ORDER_NTCIREVAL
-        err = kernels.expected_reciprocal_rank(run, batch.ranked(measure).offsets, cutoff,
-                                               order)
+        ranked = batch.ranked(measure)
+        err = expected.expected_err(run, ranked.scores, ranked.offsets, cutoff) \
+            if batch.policies["ties"] == "expected" else \
+            kernels.expected_reciprocal_rank(run, ranked.offsets, cutoff, order)
         best = kernels.expected_reciprocal_rank(ideal, ideal_offsets, cutoff, order)
         columns.append(safe_ratio(err, best))
     return columns
@@ -202,6 +205,7 @@ register(
            source=f"{_NTCIREVAL} PPlusMeasure; Sakai, IPSJ TOD 48(SIG9), 2007"),
     Family("nERR", "ERR@k / ERR of the ideal @k, R_i = g_i / (g_max + 1)", _normalised_err,
            ir_names=("nERR",), ir_params=("max_rel",) + _GAINS, at="cutoff", ordered=True,
+           expected_ties=True,
            unlisted_gain="error", source=f"{_NTCIREVAL} nERR; Chapelle et al., CIKM 2009; Sakai & Song, "
            "SIGIR 2011"),
     Family("iRBU", "sum_{i<=k} p^i R_i prod_{j<i} (1 - R_j) - e sum_{i<=k} p^i, "
