@@ -30,6 +30,9 @@ version = release = cumgain.__version__
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.doctest",
+    "sphinx.ext.mathjax",
+    "sphinx_copybutton",
+    "sphinx_design",
     "numpydoc",
     "myst_parser",
     "sphinxcontrib.programoutput",
@@ -42,7 +45,7 @@ exclude_patterns = ["_build", "_generated/demo", "_generated/*.md",
                     "gallery/*.py"]
 
 # -- MyST (the pages are Markdown) --------------------------------------------------
-myst_enable_extensions = ["colon_fence", "deflist"]
+myst_enable_extensions = ["colon_fence", "deflist", "dollarmath", "amsmath"]
 myst_heading_anchors = 3
 
 # -- autodoc + numpydoc (the API reference) -----------------------------------------
@@ -78,14 +81,25 @@ os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.g
 # -- HTML ---------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"cumgain {release}"
+# -- copybutton: the prompts and the printed output are not copied ------------------
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
+copybutton_only_copy_prompt_lines = False
+
 html_theme_options = {
     "navigation_with_keys": False,
+    "header_links_before_dropdown": 4,   # the top bar on one row at 1280 px
+    "navbar_align": "left",
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-html_sidebars = {"index": [], "**": ["sidebar-nav-bs"]}
+# the section navigation where a section has pages (the user guide, the API); none on
+# the pages that stand alone
+html_sidebars = {page: [] for page in ("index", "install", "measures", "gallery", "speed",
+                                        "differences", "reliability", "benchmarks",
+                                        "development", "changelog")}
 html_static_path: list = []
 html_copy_source = False
 html_show_sourcelink = False

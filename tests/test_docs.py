@@ -45,22 +45,35 @@ def catalogue(generator):
 
 # ---------------------------------------------------------------- the measure catalogue
 
-def test_catalogue_has_one_row_per_family(catalogue):
-    rows = re.findall(r"^\| \*\*([^*]+)\*\* \|", catalogue, flags=re.M)
-    assert sorted(rows) == sorted(FAMILIES)
+def _entries(catalogue: str) -> dict:
+    """Each family's section of the catalogue (``### name`` to the next heading)."""
+    parts = re.split(r"^(#{2,3} .*)$", catalogue, flags=re.M)
+    return {heading[4:]: body for heading, body in zip(parts[1::2], parts[2::2])
+            if heading.startswith("### ")}
+
+
+def _row(entry: str, label: str) -> str:
+    match = re.search(rf"^\| {re.escape(label)} \| (.*) \|$", entry, flags=re.M)
+    return match.group(1) if match else ""
+
+
+def test_catalogue_has_one_entry_per_family(catalogue):
+    assert sorted(_entries(catalogue)) == sorted(FAMILIES)
     assert f"{len(FAMILIES)} measure families" in catalogue
 
 
-def test_catalogue_rows_carry_each_familys_formula_and_spellings(catalogue):
-    rows = {m.group(1): m.group(0) for m in
-            re.finditer(r"^\| \*\*([^*]+)\*\* \|.*$", catalogue, flags=re.M)}
+def test_catalogue_entries_carry_each_familys_formula_spellings_and_tie_rule(catalogue):
+    entries = _entries(catalogue)
     for name, family in FAMILIES.items():
-        row = rows[name]
-        assert family.formula.replace("|", "\\|") in row, name
+        entry = entries[name]
+        assert family.formula.replace("|", "\\|") in entry, name
         for ir_name in family.ir_names:
-            assert f"`{ir_name}" in row, (name, ir_name)
+            assert f"`{ir_name}" in _row(entry, "ir_measures"), (name, ir_name)
         if family.trec is not None:
-            assert f"`{name}" in row.split(" | ")[1], name
+            assert f"`{name}" in _row(entry, "trec_eval"), name
+        expected = _row(entry, '`ties="expected"`')
+        assert expected.startswith("exact" if family.input == "ranking" and (
+            not family.ordered or family.expected_ties) else "refused"), name
 
 
 def test_catalogue_describes_every_parameter_and_ranx_name(catalogue):
@@ -75,11 +88,8 @@ def test_catalogue_spellings_read_back_to_their_family(catalogue):
     reads as that family."""
     from cumgain.measures import parse_measure
 
-    for line in catalogue.splitlines():
-        match = re.match(r"\| \*\*([^*]+)\*\* \|[^|]*\| ([^|]*) \| ([^|]*) \|", line)
-        if not match:
-            continue
-        family, spelled = match.group(1), match.group(2) + ", " + match.group(3)
+    for family, entry in _entries(catalogue).items():
+        spelled = _row(entry, "ir_measures") + ", " + _row(entry, "ranx")
         for spelling in re.findall(r"`([^`]+)`", spelled):
             spelling = spelling.replace("@k", "@10").replace("-lN", "-l1")
             try:

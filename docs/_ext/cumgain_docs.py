@@ -213,10 +213,22 @@ def _group_of(family) -> str:
     return module
 
 
+def _expected_ties(family) -> str:
+    """What ``ties="expected"`` does for a family (see the user guide's Ties)."""
+    if family.input != "ranking":
+        return "refused (its gains depend on the documents above)"
+    if not family.ordered:
+        return "exact: each group of equal scores shares its mean (linear in the ranking)"
+    if family.expected_ties:
+        return "exact: a closed form over the orders of each group"
+    return "refused: no exact form here; `ties=\"optimistic\"` / `\"pessimistic\"` bound it"
+
+
 def measure_catalogue() -> str:
-    """The catalogue as Markdown: the parameters, then one table per group of families
-    (each row: the family, its spellings, parameters, input, summary and formula), then
-    trec_eval's nicknames."""
+    """The catalogue as Markdown: the parameters, then per group of families a section
+    per family (its definition and source, then a two-column table: its spellings,
+    parameters, input, summary and what ties="expected" does), then trec_eval's
+    nicknames."""
     from cumgain.measures import FAMILIES, NICKNAMES
     from cumgain.measures.parse import PARAMS
 
@@ -230,12 +242,12 @@ def measure_catalogue() -> str:
         by_group[_group_of(family)].append(family)
 
     out = [f"{len(FAMILIES)} measure families, generated from `cumgain.measures.FAMILIES` "
-           "when these pages were built. Each row gives the family's spellings as the "
+           "when these pages were built. Each entry gives the family's spellings as the "
            "parser reads them: trec_eval's (with its default parameters, and an example "
            "of its own), ir_measures' (`@k` where it takes a cut-off) and ranx's (each "
            "also with ranx's relevance level, `-lN`), the parameters of the ir_measures "
-           "form, what it is computed from, how topics combine, and its definition with "
-           "its source.", ""]
+           "form, what it is computed from, how topics combine, and what "
+           "`ties=\"expected\"` does for it.", ""]
     out += ["(catalogue-parameters)=", "## Parameters of the ir_measures form", "",
             "Written `Name(key=value, ...)@k`; a family takes only the parameters its "
             "row lists (any other is an error naming the ones it takes).", "",
@@ -246,27 +258,24 @@ def measure_catalogue() -> str:
         if not families:
             continue
         title, blurb = GROUPS[module]
-        out += [f"## {title}", "", blurb, "",
-                "| measure | trec_eval | ir_measures | ranx | parameters | input, summary "
-                "| computes |",
-                "|---|---|---|---|---|---|---|"]
+        out += [f"## {title}", "", blurb, ""]
         for family in families:
             input_ = _INPUT[family.input] + (
                 f" (trec_eval {family.since}.0)" if family.since else "")
             more, more_params = redirected.get(family.name, ([], []))
             keys = dict.fromkeys(family.ir_params + tuple(more_params))
-            params = ", ".join(f"`{key}`" for key in keys)
-            ir = _ir_spellings(family) + more
-            out.append("| " + " | ".join([
-                f"**{family.name}**",
-                "<br>".join(_trec_spellings(family)),
-                ", ".join(ir),
-                ", ".join(ranx.get(family.name, [])),
-                params,
-                f"{input_}; {_SUMMARY[family.aggregate]}",
-                _cell(family.formula) + (f" *({_cell(family.source)})*" if family.source
-                                         else ""),
-            ]) + " |")
+            params = ", ".join(f"`{key}`" for key in keys) or "none"
+            spellings = [("trec_eval", "<br>".join(_trec_spellings(family))),
+                         ("ir_measures", ", ".join(_ir_spellings(family) + more)),
+                         ("ranx", ", ".join(ranx.get(family.name, [])))]
+            out += [f"### {family.name}", "",
+                    _cell(family.formula) + (f" *({_cell(family.source)})*"
+                                             if family.source else ""), "",
+                    "| | |", "|---|---|"]
+            out += [f"| {label} | {text} |" for label, text in spellings if text]
+            out += [f"| parameters | {params} |",
+                    f"| input, summary | {input_}; {_SUMMARY[family.aggregate]} |",
+                    f"| `ties=\"expected\"` | {_expected_ties(family)} |", ""]
         out.append("")
     out += ["(catalogue-nicknames)=", "## trec_eval's nicknames", "",
             "`-m NICKNAME` (and `evaluate(..., [NICKNAME])`) marks exactly trec_eval 10.0's "
