@@ -229,9 +229,43 @@ def rank(qrels: Any, run: Any, *, ties: TieRule = "docno_desc",
          threads: Optional[int] = None) -> Ranking:
     """Rank ``run`` and join it with ``qrels``: the first half of :func:`evaluate`.
 
-    Inputs and policies (``ties``, ``score_precision``, ``depth``, ``topics``,
-    ``duplicates``, ``seed``, ``warn``, ``threads``) as in :func:`evaluate`.
+    Parameters
+    ----------
+    qrels, run
+        As in :func:`evaluate` (graded qrels).
+    ties : {"docno_desc", "docno_asc", "input_order", "random", "expected", \
+"optimistic", "pessimistic", "average"}, default "docno_desc"
+        The order of equal scores, as in :func:`evaluate`; ``"optimistic"`` and
+        ``"pessimistic"`` reorder each group, the others keep trec_eval's order and the
+        gains of a group under ``"expected"`` / ``"average"`` are its mean.
+    score_precision : {"float64", "float32", "float16", "bfloat16"}, default "float64"
+        How scores are compared, as in :func:`evaluate`.
+    depth : int, optional
+        Keep the first ``depth`` documents per topic (trec_eval ``-M``).
+    topics : {"both", "qrels", "strict"}, default "both"
+        Which topics are ranked, as in :func:`evaluate`.
+    duplicates : {"error", "first", "last"}, default "error"
+        A docno twice in a topic: an error, or keep the first or last.
+    seed : int or None, default 0
+        The seed of ``ties="random"``.
+    warn : bool, default True
+        Announce the topics left out (:class:`TopicsWarning`).
+    threads : int, optional
+        Threads the reading may use (None: the available cores, at most 4).
 
+    Returns
+    -------
+    Ranking
+        Per topic, the levels of the retrieved documents in rank order and the
+        judgments (the recall base).
+
+    Raises
+    ------
+    InputError
+        A bad input or policy.
+
+    Examples
+    --------
     >>> ranking = rank({"q1": {"a": 2, "b": 0, "c": 1}}, {"q1": {"a": 0.1, "c": 0.9}})
     >>> ranking.levels[0], ranking.judged_gains("0-1-10-100")[0]
     (array([1., 2.]), array([10.,  0.,  1.]))
@@ -381,24 +415,80 @@ def evaluate(qrels: Any, run: Any,
              ) -> Evaluation:
     """Evaluate ``run`` against ``qrels`` with the given measures.
 
-    ``qrels`` / ``run``: TREC file paths (plain or gzip), ``{qid: {docid: value}}``
-    dicts, pandas DataFrames, or loaded :class:`~cumgain.trec_io.Qrels` /
-    :class:`~cumgain.trec_io.Run`; ``qrels`` also judgments read once for many runs by
-    :func:`~cumgain.prepare_qrels`, judgment groups
-    (:func:`~cumgain.load_judgment_groups`: the ``*_avgjg`` measures) or preference
-    judgments (:func:`~cumgain.load_preferences`: the ``prefs_*`` measures).
-    ``measures``: names in any supported spelling, or :class:`~cumgain.measures.Measure`
-    objects (see :mod:`cumgain.measures`). Policies: see the module docstring. The ranking
-    half is :func:`rank`. ``threads``: how many threads may work on one evaluation
-    (None: the available cores, at most 4): plain qrels and run files are read in
-    parts of at least 4 MiB, and the measures of a batch of a million ranked rows or
-    more are computed side by side, each thread for a range of topics; the result is
-    the same for any number. ``recall_cutoffs``: how iprec_at_recall and 11pt_avg turn a
-    recall level x into a number of relevant documents: ``"nearest"`` (trec_eval 10:
-    x R rounded to the nearest) or ``"trec_eval9"`` (trec_eval <= 9.0.8 and pytrec_eval:
-    x R + 0.9 truncated). ``collection_size``: the number of documents in the collection
-    (trec_eval -N), used by ``utility`` only.
+    The ranking half is :func:`rank`; every default is trec_eval's behaviour.
 
+    Parameters
+    ----------
+    qrels : str, os.PathLike, dict, DataFrame, Arrow table, rows, Qrels or prepared
+        Judgments: a TREC qrels file (plain or gzip; ``"-"`` standard input),
+        ``{qid: {docid: level}}``, a pandas or Polars DataFrame or an Arrow table
+        (``query_id, doc_id, relevance``), ir_measures / ir_datasets rows, a ranx
+        ``Qrels``, a loaded :class:`~cumgain.trec_io.Qrels`, or judgments read once for
+        many runs (:func:`~cumgain.prepare_qrels`); also judgment groups
+        (:func:`~cumgain.load_judgment_groups`: the ``*_avgjg`` measures), preferences
+        (:func:`~cumgain.load_preferences`: ``prefs_*``) or subtopics
+        (:func:`~cumgain.load_subtopics`: the diversity measures).
+    run : str, os.PathLike, file object, dict, DataFrame, Arrow table, rows or Run
+        The ranked results: a TREC run file or stream (any order of topics), ``{qid:
+        {docid: score}}``, a table (``query_id, doc_id, score``), rows, a ranx ``Run``
+        or a loaded :class:`~cumgain.trec_io.Run`.
+    measures : str, Measure or iterable of them
+        Names in any spelling (trec_eval ``ndcg_cut.10``, ir_measures ``nDCG@10``,
+        ranx ``ndcg@10``, the paper's ``nDCG@10(discount=tois)``, nicknames such as
+        ``official``), :class:`~cumgain.measures.Measure` objects or ir_measures'
+        measure objects; the catalogue lists them.
+    relevance_level : float, default 1
+        Binary measures count a document relevant at this level or above (trec_eval
+        ``-l``; >= 0); graded gains never change.
+    judged_only : bool, default False
+        Drop the documents without a judgment >= 0 after the depth cut, closing the gaps
+        (trec_eval ``-J``).
+    depth : int, optional
+        Keep the first ``depth`` documents of each topic after ranking (trec_eval
+        ``-M``; 0 keeps none).
+    topics : {"both", "qrels", "strict"}, default "both"
+        Evaluate the topics in both (trec_eval, pytrec_eval); every qrels topic, those
+        the run lacks scoring 0 (trec_eval ``-c``, ir_measures); or raise if the sets
+        differ.
+    ties : {"docno_desc", "docno_asc", "input_order", "random", "expected", \
+"optimistic", "pessimistic", "average"}, default "docno_desc"
+        The order of equal scores: trec_eval's docno descending, ascending, the input's
+        order, a seeded shuffle; or each group of equal scores read as a whole: the
+        exact mean over its orders (``"expected"``), its best or worst order
+        (``"optimistic"``, ``"pessimistic"``), scikit-learn's shared mean gain
+        (``"average"``, the linear measures only).
+    score_precision : {"float64", "float32", "float16", "bfloat16"}, default "float64"
+        Scores compared as doubles (trec_eval 10), as 32-bit floats (trec_eval 9.0.8,
+        pytrec_eval), or rounded as a half-precision model emits them.
+    seed : int or None, default 0
+        The seed of ``ties="random"``; None draws one (kept in ``policies``).
+    duplicates : {"error", "first", "last"}, default "error"
+        A docno twice in a topic: an error naming both lines, or keep the first or the
+        last occurrence (with a warning).
+    warn : bool, default True
+        Announce the topics left out (:class:`TopicsWarning`).
+    threads : int, optional
+        Threads one evaluation may use (None: the available cores, at most 4); the
+        result is the same for any number.
+    recall_cutoffs : {"nearest", "trec_eval9"}, default "nearest"
+        How ``iprec_at_recall`` and ``11pt_avg`` turn recall x into a number of relevant
+        documents: x R rounded (trec_eval 10) or x R + 0.9 truncated (trec_eval 9.0.8).
+    collection_size : int, default 0
+        Documents in the collection (trec_eval ``-N``), for ``utility`` only.
+
+    Returns
+    -------
+    Evaluation
+        Per-topic values (``values``, aligned with ``topics``) and means (``means``).
+
+    Raises
+    ------
+    InputError
+        A bad input (naming the file and line, or row and column), an unknown measure or
+        policy, or a measure not defined under the tie rule.
+
+    Examples
+    --------
     >>> result = evaluate({"q1": {"a": 2, "b": 0, "c": 1}},
     ...                   {"q1": {"a": 0.9, "b": 0.8, "c": 0.1}}, ["P_2", "ndcg_cut_3"])
     >>> result.means["P_2"]
@@ -518,8 +608,29 @@ def evaluate_tie_bounds(qrels: Any, run: Any,
                         collection_size: int = 0) -> TieBounds:
     """How far the order inside groups of equal scores can move each measure: the run
     evaluated with every group in its best order (``ties="optimistic"``) and in its
-    worst (``"pessimistic"``), read and ranked once. Arguments as in :func:`evaluate`.
+    worst (``"pessimistic"``), read and ranked once.
 
+    Parameters
+    ----------
+    qrels, run, measures
+        As in :func:`evaluate` (graded qrels and ranked measures).
+    relevance_level, judged_only, depth, topics, score_precision, duplicates, warn, \
+threads, recall_cutoffs, collection_size
+        The policies of :func:`evaluate`, with the same defaults (trec_eval's).
+
+    Returns
+    -------
+    TieBounds
+        ``optimistic`` and ``pessimistic`` evaluations; ``summary()``: per measure, the
+        topics the ties move and the mean and largest spread.
+
+    Raises
+    ------
+    InputError
+        A bad input or policy, or judgments other than graded qrels.
+
+    Examples
+    --------
     >>> bounds = evaluate_tie_bounds({"q1": {"a": 1, "b": 0}}, {"q1": {"a": 0.5, "b": 0.5}},
     ...                              ["recip_rank", "P_2"])
     >>> bounds.pessimistic.means["recip_rank"], bounds.optimistic.means["recip_rank"]
