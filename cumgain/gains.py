@@ -34,7 +34,15 @@ _SCHEME = re.compile(r"^-?\d+(\.\d+)?(-\d+(\.\d+)?)+$")
 
 @dataclass(frozen=True)
 class GainMapping:
-    """A named level -> gain function, applied to whole arrays at once."""
+    """A named level -> gain function, applied to whole arrays at once.
+
+    Attributes
+    ----------
+    name : str
+        How the mapping is reported ("0-1-10-100", "exponential", ...).
+    gain_of_level : callable
+        The gain of one level (a float), applied element by element.
+    """
 
     name: str
     gain_of_level: Callable[[float], float]
@@ -100,6 +108,23 @@ def _from_level(mapping: "GainMapping", threshold: float, name: str) -> "GainMap
 def gain_mapping(spec: GainSpec = "identity") -> GainMapping:
     """Turn a gain specification into a :class:`GainMapping`.
 
+    Parameters
+    ----------
+    spec : str, mapping, callable or GainMapping, default "identity"
+        A scheme (``"identity"``, ``"0-1-10-100"``, ``"exponential"``, ...), a
+        ``{level: gain}`` table, or a function of an array of levels.
+
+    Returns
+    -------
+    GainMapping
+
+    Raises
+    ------
+    InputError
+        An unknown scheme or a malformed table.
+
+    Examples
+    --------
     >>> gain_mapping("0-1-10-100")([0, 1, 2, 3, -2])
     array([  0.,   1.,  10., 100.,   0.])
     >>> gain_mapping("exponential")([0, 1, 2, 3])
@@ -140,9 +165,28 @@ def gain_mapping(spec: GainSpec = "identity") -> GainMapping:
 
 
 def map_gains(levels: Any, mapping: GainSpec = "identity") -> Any:
-    """Map relevance levels to gains; a single list gives a 1-D array, a batch a
-    :class:`~cumgain.common.batch.Ragged` (or a 2-D array for 2-D input).
+    """Map relevance levels to gains.
 
+    Parameters
+    ----------
+    levels : array_like, list of lists or Ragged
+        One list of levels, or a batch.
+    mapping : str, mapping, callable or GainMapping, default "identity"
+        As :func:`gain_mapping` takes it.
+
+    Returns
+    -------
+    numpy.ndarray or Ragged
+        A 1-D array for one list, a :class:`~cumgain.common.batch.Ragged` for a batch (or
+        a 2-D array for 2-D input).
+
+    Raises
+    ------
+    InputError
+        Levels that are not finite numbers, or a level the mapping has no gain for.
+
+    Examples
+    --------
     >>> map_gains([3, 2, 0, 1], "0-1-10-100")
     array([100.,  10.,   0.,   1.])
     """

@@ -551,9 +551,27 @@ def prepare_qrels(qrels: Any, *, duplicates: DuplicatePolicy = "error",
     :class:`PreparedQrelsTable` where its columns are read in place, else the
     :class:`~cumgain.trec_io.Qrels` the reference front-end makes of it; standard
     input or a stream is loaded (:func:`cumgain.trec_io.load_qrels`: it can be read
-    only once). ``duplicates`` ("error", "first", "last") applies to files and tables.
-    Errors (naming file and line) are raised here. Prepared qrels are returned as they
-    are."""
+    only once). Prepared qrels are returned as they are.
+
+    Parameters
+    ----------
+    qrels : str, os.PathLike, dict, DataFrame, Arrow table, rows or Qrels
+        The judgments, as :func:`cumgain.evaluate` takes them.
+    duplicates : {"error", "first", "last"}, default "error"
+        A docno judged twice in a topic (files and tables): an error naming both lines,
+        or keep the first or the last (with a warning).
+    threads : int, optional
+        Threads reading a plain file in parts (None: the available cores, at most 4).
+
+    Returns
+    -------
+    PreparedQrelsFile, PreparedQrels, PreparedQrelsTable or Qrels
+        Judgments each evaluation reads without reading them again.
+
+    Raises
+    ------
+    InputError
+        A bad input, naming the file and line (or row and column)."""
     check_threads(threads)
     _check_policy(duplicates)
     qrels = neighbours.adapted(qrels, "qrels")

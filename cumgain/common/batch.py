@@ -22,6 +22,13 @@ class Ragged:
 
     ``values`` is float64 and ``offsets`` int64 with ``n_topics + 1`` entries,
     non-decreasing and within ``values``.
+
+    Attributes
+    ----------
+    values : numpy.ndarray of float64
+        Every topic's values, one after the other.
+    offsets : numpy.ndarray of int64
+        Where each topic's values start, and the end (``n_topics + 1`` entries).
     """
 
     values: np.ndarray

@@ -169,12 +169,51 @@ def evaluate_dense(labels: Any, scores: Any,
                    threads: Optional[int] = None, recall_cutoffs: RecallCutoffs = "nearest",
                    collection_size: int = 0) -> Evaluation:
     """Evaluate a ``(n_queries, n_candidates)`` matrix of ``scores`` against ``labels``
-    (relevance levels) with any measures of :func:`cumgain.evaluate`; one topic per
-    row, in row order (``str(q)``). ``lengths`` / ``mask``: the real candidates of each
-    row (padding left out). ``ties``: ``"input_order"`` (equal scores in column order),
-    ``"random"`` (with ``seed``) or ``"average"``. The other policies are
-    :func:`cumgain.evaluate`'s.
+    (relevance levels) with any measures of :func:`cumgain.evaluate`; one topic per row,
+    in row order (``str(q)``), document ``str(j)`` per column.
 
+    Parameters
+    ----------
+    labels : array_like, shape (n_queries, n_candidates)
+        Relevance levels (numpy, torch, JAX or anything with ``__array__``); negative:
+        judged non-relevant.
+    scores : array_like, shape (n_queries, n_candidates)
+        The scores, read in place when C-contiguous float32 or float64.
+    measures : str, Measure or iterable of them
+        As in :func:`cumgain.evaluate`.
+    lengths : array_like of int, optional
+        The real candidates of each row (the first ``lengths[q]``); padding left out.
+    mask : array_like of bool, optional
+        The real candidates, element by element (instead of ``lengths``).
+    ties : {"input_order", "random", "average"}, default "input_order"
+        Equal scores in column order, shuffled by ``seed``, or sharing their mean gain.
+    relevance_level : float, default 1
+        Binary measures count a label at this level or above relevant.
+    judged_only : bool, default False
+        Drop the candidates with a negative label, closing the gaps.
+    depth : int, optional
+        Keep the first ``depth`` candidates of each row after ranking.
+    seed : int or None, default 0
+        The seed of ``ties="random"``.
+    threads : int, optional
+        Threads the ranking may use (None: the available cores, at most 4).
+    recall_cutoffs : {"nearest", "trec_eval9"}, default "nearest"
+        As in :func:`cumgain.evaluate`.
+    collection_size : int, default 0
+        As in :func:`cumgain.evaluate` (``utility`` only).
+
+    Returns
+    -------
+    Evaluation
+        Per-row values and means.
+
+    Raises
+    ------
+    InputError
+        Shapes that differ, a NaN score, an unknown measure or policy.
+
+    Examples
+    --------
     >>> evaluate_dense([[2, 0, 1]], [[0.9, 0.8, 0.1]], ["P_2", "recip_rank"]).means
     {'P_2': 0.5, 'recip_rank': 1.0}
     """

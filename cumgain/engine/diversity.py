@@ -345,11 +345,25 @@ def subtopics_from_dataframe(df: Any) -> Subtopics:
 
 
 def load_subtopics(obj: Any) -> Subtopics:
-    """Subtopic judgments from whatever was given: a :class:`Subtopics` (returned as
-    is), a path (``str`` or ``os.PathLike``; ``"-"`` is standard input), a
-    ``{qid: {subtopic: {docno: rel}}}`` mapping, a pandas DataFrame (see the module
-    docstring), or rows with fields ``query_id, iteration, doc_id, relevance``
-    (ir_measures' and ir_datasets' qrels: the iteration is the subtopic)."""
+    """Subtopic judgments for the diversity measures, from whatever was given.
+
+    Parameters
+    ----------
+    obj : Subtopics, str, os.PathLike, mapping, DataFrame or rows
+        A :class:`Subtopics` (returned as is), a path (``"-"`` is standard input), a
+        ``{qid: {subtopic: {docno: rel}}}`` mapping, a pandas DataFrame (see the module
+        docstring), or rows with fields ``query_id, iteration, doc_id, relevance``
+        (ir_measures' and ir_datasets' qrels: the iteration is the subtopic).
+
+    Returns
+    -------
+    Subtopics
+
+    Raises
+    ------
+    InputError
+        An input of another kind, or a malformed line naming the file and line.
+    """
     if isinstance(obj, Subtopics):
         return obj
     rows = neighbours.subtopics_dict(obj)

@@ -144,6 +144,23 @@ class Ranking:
     judgments (the recall base, negative levels included). ``run_only_topics``,
     ``missing_topics``, ``empty_qrels_topics``: the topics left out, as in
     :class:`Evaluation`; ``policies``: the ranking policies used.
+
+    Attributes
+    ----------
+    topics : tuple of str
+        The evaluated topics.
+    run_only_topics, missing_topics, empty_qrels_topics : tuple of str
+        The topics left out, as in :class:`Evaluation`.
+    run_tag : str
+        The run's tag.
+    policies : dict
+        The ranking policies used.
+    levels : Ragged
+        Per topic, the levels of the retrieved documents in rank order.
+    judged : numpy.ndarray of bool
+        Which of them have a judgment >= 0.
+    qrels_levels : Ragged
+        Per topic, the levels of all its judgments (the recall base).
     """
 
     topics: tuple[str, ...]

@@ -43,8 +43,24 @@ class JudgmentGroups:
 
 
 def load_judgment_groups(source: Any) -> JudgmentGroups:
-    """Read a qrels_jg file (a path, ``"-"`` for standard input; plain or gzip).
+    """Read a qrels_jg file (trec_eval's ``-R qrels_jg``: ``qid group docno rel``).
 
+    Parameters
+    ----------
+    source : str or os.PathLike
+        The file, plain or gzip; ``"-"`` reads standard input.
+
+    Returns
+    -------
+    JudgmentGroups
+
+    Raises
+    ------
+    FormatError
+        A malformed line, with the file and line number.
+
+    Examples
+    --------
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "jg")
     >>> _ = open(path, "w").write("1 a d1 1\\n1 b d1 0\\n1 b d2 1\\n")

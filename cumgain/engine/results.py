@@ -40,6 +40,26 @@ class Evaluation:
     short summary (counts and the first means); in a notebook, a table of the means.
     (Two trec_eval measures are not numbers: the "mean" of ``runid`` is the run tag, a
     str, and that of ``relstring`` is None.)
+
+    Attributes
+    ----------
+    topics : tuple of str
+        The evaluated topics, in byte order of the id.
+    measures : tuple of Measure
+        The measures, as parsed.
+    values : dict of str to numpy.ndarray
+        Per measure name, its per-topic values aligned with ``topics``.
+    means : dict of str to float
+        Per measure name, the aggregate over the topics.
+    run_only_topics, missing_topics, empty_qrels_topics : tuple of str
+        The topics left out: in the run only, in the qrels only (scored 0 under
+        ``topics="qrels"``), judged without a judgment.
+    run_tag : str
+        The run's tag (trec_eval's runid).
+    policies : dict
+        The policies the evaluation used.
+    run_tags_agree : bool
+        Whether every line of the run had the same tag.
     """
 
     topics: tuple[str, ...]

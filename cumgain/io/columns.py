@@ -80,8 +80,30 @@ class Renamed:
 
 def renamed(table: Any, *, query_id: Optional[str] = None, doc_id: Optional[str] = None,
             score: Optional[str] = None, relevance: Optional[str] = None) -> Renamed:
-    """``table`` with its query id, document id, score (run) or relevance (qrels)
-    columns named explicitly, for :func:`cumgain.evaluate` and the loaders."""
+    """``table`` with its query id, document id, score (run) or relevance (qrels) columns
+    named explicitly, for :func:`cumgain.evaluate` and the loaders.
+
+    Parameters
+    ----------
+    table : DataFrame or Arrow table
+        A pandas or Polars DataFrame or an Arrow table.
+    query_id, doc_id : str, optional
+        The names of its query id and document id columns.
+    score : str, optional
+        The name of its score column (a run).
+    relevance : str, optional
+        The name of its relevance column (qrels).
+
+    Returns
+    -------
+    Renamed
+        The table with the names, read in place by the evaluators.
+
+    Raises
+    ------
+    InputError
+        A name the table does not have.
+    """
     if isinstance(table, Renamed):
         raise InputError("rename the table once")
     if not is_columnar(table):
