@@ -213,6 +213,43 @@ def _group_of(family) -> str:
     return module
 
 
+#: The definitions of the main families as equations (MathJax), shown above their
+#: one-line formula. Notation: N documents retrieved, R relevant judgments, rel(i) = 1 if
+#: the document at rank i is relevant, found(k) = sum_{i<=k} rel(i), g(i) its gain,
+#: df(i) the discount, I the ideal ranking.
+LATEX = {
+    "map": r"\mathrm{AP} = \frac{1}{R} \sum_{i:\, \mathrm{rel}(i)} \frac{\mathrm{found}(i)}{i}",
+    "map_cut": r"\mathrm{AP@}k = \frac{1}{R} \sum_{i \le k:\, \mathrm{rel}(i)} \frac{\mathrm{found}(i)}{i}",
+    "Rprec": r"\mathrm{Rprec} = \frac{\mathrm{found}(R)}{R}",
+    "recip_rank": r"\mathrm{RR} = \frac{1}{\min\{i : \mathrm{rel}(i)\}}",
+    "P": r"\mathrm{P@}k = \frac{\mathrm{found}(k)}{k}",
+    "recall": r"\mathrm{R@}k = \frac{\mathrm{found}(k)}{R}",
+    "relative_P": r"\frac{\mathrm{found}(k)}{\min(k, R)}",
+    "success": r"\mathrm{Success@}k = [\mathrm{found}(k) > 0]",
+    "f1": r"F_1\mathrm{@}k = \frac{2 P R}{P + R},\quad P = \frac{\mathrm{found}(k)}{k},\ R = \frac{\mathrm{found}(k)}{R_{\mathrm{total}}}",
+    "bpref": r"\mathrm{bpref} = \frac{1}{R} \sum_{d \text{ relevant, retrieved}} \left(1 - \frac{\min(n_d, R)}{\min(N_{\mathrm{nonrel}}, R)}\right)",
+    "CG": r"\mathrm{CG@}k = \sum_{i=1}^{k} g(i)",
+    "DCG": r"\mathrm{DCG@}k = \sum_{i=1}^{k} \frac{g(i)}{\mathrm{df}(i)}",
+    "nCG": r"\mathrm{nCG@}k = \frac{\mathrm{CG@}k}{\mathrm{CG}_I\mathrm{@}k}",
+    "nDCG": r"\mathrm{nDCG@}k = \frac{\mathrm{DCG@}k}{\mathrm{DCG}_I\mathrm{@}k}",
+    "ndcg_cut": r"\mathrm{ndcg\_cut}.k = \frac{\sum_{i \le k} g(i) / \log_2(i + 1)}{\sum_{i \le k} g_I(i) / \log_2(i + 1)}",
+    "ndcg": r"\mathrm{ndcg} = \frac{\sum_{i \le N} g(i) / \log_2(i + 1)}{\sum_{i \le R} g_I(i) / \log_2(i + 1)}",
+    "avg_pos_nDCG": r"\frac{1}{k} \sum_{i=1}^{k} \mathrm{nDCG}[i]",
+    "avg_pos_nCG": r"\frac{1}{k} \sum_{i=1}^{k} \mathrm{nCG}[i]",
+    "rbp": r"\mathrm{RBP} = (1 - p) \sum_{i} g(i)\, p^{i-1}",
+    "ERR": r"\mathrm{ERR@}k = \sum_{i=1}^{k} \frac{R_i}{i} \prod_{j<i} (1 - R_j),\quad R_i = \frac{2^{\ell_i} - 1}{2^{4}}",
+    "nERR": r"\mathrm{nERR@}k = \frac{\mathrm{ERR@}k}{\mathrm{ERR}_I\mathrm{@}k},\quad R_i = \frac{g_i}{g_{\max} + 1}",
+    "Q": r"Q\mathrm{@}k = \frac{1}{\min(R, k)} \sum_{i \le k:\, g_i > 0} \frac{C(i) + \beta\, cg(i)}{i + \beta\, cg_I(i)}",
+    "set_P": r"\frac{\mathrm{num\_rel\_ret}}{N}",
+    "set_recall": r"\frac{\mathrm{num\_rel\_ret}}{R}",
+    "set_map": r"\frac{\mathrm{num\_rel\_ret}^2}{N R}",
+    "set_F": r"F_\beta = \frac{(\beta + 1) P R}{\beta P + R}",
+    "binG": r"\frac{1}{R} \sum_{i:\, \mathrm{rel}(i)} \frac{1}{\log_2(i + 2 - \mathrm{found}(i))}",
+    "yaap": r"\log \frac{1 + S}{1 + R - S},\quad S = \sum_{i:\, \mathrm{rel}(i)} \frac{\mathrm{found}(i)}{i}",
+    "alpha_DCG": r"\alpha\mathrm{DCG@}k = \sum_{i \le k} \frac{\sum_s J_s(i) (1 - \alpha)^{c_s(i)}}{\log_2(i + 1)}",
+}
+
+
 def _expected_ties(family) -> str:
     """What ``ties="expected"`` does for a family (see the user guide's Ties)."""
     if family.input != "ranking":
@@ -268,8 +305,10 @@ def measure_catalogue() -> str:
             spellings = [("trec_eval", "<br>".join(_trec_spellings(family))),
                          ("ir_measures", ", ".join(_ir_spellings(family) + more)),
                          ("ranx", ", ".join(ranx.get(family.name, [])))]
-            out += [f"### {family.name}", "",
-                    _cell(family.formula) + (f" *({_cell(family.source)})*"
+            out += [f"### {family.name}", ""]
+            if family.name in LATEX:
+                out += ["$$", LATEX[family.name], "$$", ""]
+            out += [_cell(family.formula) + (f" *({_cell(family.source)})*"
                                              if family.source else ""), "",
                     "| | |", "|---|---|"]
             out += [f"| {label} | {text} |" for label, text in spellings if text]
