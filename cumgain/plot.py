@@ -15,8 +15,8 @@ The legend lies outside the axes, in as many columns as it needs to fit the figu
 names, e.g. those of :func:`best_runs`) draws those runs thick and the others thin and
 faded.
 
-matplotlib (>= 3.7) is an optional dependency (``pip install "cumgain[plot]"``), imported only
-when a figure is drawn; the figures use matplotlib's object API (a
+matplotlib (>= 3.7) is an optional dependency (``pip install matplotlib``: the plot
+extra), imported only when a figure is drawn; the figures use matplotlib's object API (a
 :class:`matplotlib.figure.Figure` on an Agg canvas), never pyplot's global state, so
 they are safe in scripts, servers and threads. The output format follows the file
 extension: ``.png``, ``.svg`` or ``.pdf``. A PNG is ``size`` x ``dpi`` pixels
@@ -67,7 +67,22 @@ def _matplotlib():
 
 
 def output_format(path: PathLike) -> str:
-    """``"png"``, ``"svg"`` or ``"pdf"``, from the file extension of ``path``."""
+    """``"png"``, ``"svg"`` or ``"pdf"``, from the file extension of ``path``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The output file.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    InputError
+        Another extension.
+    """
     suffix = Path(os.fspath(path)).suffix.lower()
     if suffix not in FORMATS:
         raise InputError(f"{os.fspath(path)}: unknown plot format {suffix or '(no extension)'!r};"
@@ -103,6 +118,16 @@ def run_style(i: int) -> dict:
     Runs 0-9 are solid lines in the ten colours, each with its own marker; each further
     ten take the next line style and shift the markers by one, so no two of the first
     100 runs share a colour and a marker. No run is black or dashed (:data:`IDEAL_STYLE`).
+
+    Parameters
+    ----------
+    i : int
+        The run's position (0-based).
+
+    Returns
+    -------
+    dict
+        ``color``, ``linestyle`` and ``marker``, as matplotlib takes them.
     """
     block, colour = divmod(i, len(COLOURS))
     return {"color": COLOURS[colour], "linestyle": LINESTYLES[block % len(LINESTYLES)],
@@ -111,7 +136,24 @@ def run_style(i: int) -> dict:
 
 def check_highlight(runs: Sequence[str], highlight: Union[str, Sequence[str]]) -> list:
     """The names in ``highlight`` (one run name or several), once each, if each is one of
-    ``runs``; else an :class:`InputError` (a ValueError) that names it."""
+    ``runs``; else an :class:`InputError` (a ValueError) that names it.
+
+    Parameters
+    ----------
+    runs : sequence of str
+        The runs drawn.
+    highlight : str or sequence of str
+        The names to check.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    InputError
+        A name that is not one of ``runs``.
+    """
     if isinstance(highlight, str):
         highlight = [highlight]
     try:
@@ -128,7 +170,19 @@ def check_highlight(runs: Sequence[str], highlight: Union[str, Sequence[str]]) -
 def best_runs(curves: Curves, n: int) -> list:
     """The names of the ``n`` runs whose curves end highest (the value at the last rank,
     the depth), best first; equal values in run order, NaN last. ``n`` may exceed the
-    number of runs (then all of them)."""
+    number of runs (then all of them).
+
+    Parameters
+    ----------
+    curves : Curves
+        The curves of the runs.
+    n : int
+        How many runs.
+
+    Returns
+    -------
+    list of str
+    """
     n = whole_number(n, "n")
     ends = {name: float(values[-1]) for name, values in curves.runs.items()}
     return sorted(ends, key=lambda name: (math.isnan(ends[name]), -ends[name]))[:n]
@@ -146,7 +200,19 @@ def draw(ax: Any, curves: Curves, *, legend: bool = True,
     ideal dashed, and (``legend``) the legend to the right of the axes: a figure with
     constrained layout makes room for it, another needs ``savefig(...,
     bbox_inches="tight")``. ``highlight``: run names drawn thick, the others thin and
-    faded; an unknown name is an :class:`InputError` (a ValueError)."""
+    faded; an unknown name is an :class:`InputError` (a ValueError).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    curves : Curves
+        One measure's curves.
+    legend : bool, default True
+        Draw the legend beside the axes.
+    highlight : str or sequence of str, default ()
+        Run names drawn thick, the others faded.
+    """
     emphasised = check_highlight(list(curves.runs), highlight)
     n = curves.depth
     every = max(1, n // 10)
@@ -182,7 +248,29 @@ def save(figure: Any, path: PathLike, *, dpi: Optional[float] = None,
          overwrite: bool = False) -> Path:
     """Write a figure to ``path`` in the format of its extension (png, svg, pdf), under
     a temporary name renamed to ``path`` when complete; an existing ``path`` is refused
-    unless ``overwrite``."""
+    unless ``overwrite``.
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure
+        The figure.
+    path : str or os.PathLike
+        The output file (png, svg or pdf).
+    dpi : float, optional
+        Dots per inch of a PNG (the figure's own when None).
+    overwrite : bool, default False
+        Replace an existing regular file at ``path`` (never a link, FIFO or device).
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    InputError
+        An unknown extension, or an existing file without ``overwrite``.
+    """
     fmt = output_format(path)
     with naming(path), atomic_path(path, overwrite=overwrite) as temp:   # errors name it
         figure.savefig(temp, format=fmt, dpi=dpi if dpi is not None else figure.dpi)
@@ -210,7 +298,36 @@ def plot_curves(curves: Curves, path: Optional[PathLike] = None, *,
                 highlight: Union[str, Sequence[str]] = ()) -> Any:
     """One figure of one measure's curves; written to ``path`` if given (an existing
     file only with ``overwrite=True``). ``highlight``: run names to draw thick, the others
-    faded. Returns the :class:`matplotlib.figure.Figure`."""
+    faded. Returns the :class:`matplotlib.figure.Figure`.
+
+    Parameters
+    ----------
+    curves : Curves
+        One measure's curves.
+    path : str or os.PathLike, optional
+        Write the figure there (png, svg or pdf by extension).
+    size : (float, float), default (6.4, 4.8)
+        Width and height in inches.
+    dpi : float, default 100
+        Dots per inch (a PNG is size x dpi pixels).
+    title : str, optional
+        The figure's title.
+    overwrite : bool, default False
+        Replace an existing regular file at ``path`` (never a link, FIFO or device).
+    highlight : str or sequence of str, default ()
+        Run names drawn thick, the others faded.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    InputError
+        A bad size, dpi, run name or path.
+    MissingDependencyError
+        matplotlib is not installed.
+    """
     if not isinstance(curves, Curves):
         raise InputError(f"plot_curves takes a Curves object, got {type(curves).__name__}")
     check_highlight(list(curves.runs), highlight)    # before the file is touched
@@ -242,7 +359,36 @@ def plot_grid(curves_by_measure: Union[Mapping[str, Curves], Sequence[Curves]],
     """CG, DCG, nCG and nDCG (those given) in a 2 x 2 grid, in that order, with one
     legend below; written to ``path`` if given (an existing file only with
     ``overwrite=True``). The curves must share the gain scheme, the topics and the runs.
-    ``highlight``: run names to draw thick in every panel, the others faded."""
+    ``highlight``: run names to draw thick in every panel, the others faded.
+
+    Parameters
+    ----------
+    curves_by_measure : mapping of str to Curves, or sequence of Curves
+        The CG, DCG, nCG and nDCG curves to draw (those given).
+    path : str or os.PathLike, optional
+        Write the figure there (png, svg or pdf by extension).
+    size : (float, float), default (11.0, 8.5)
+        Width and height in inches.
+    dpi : float, default 100
+        Dots per inch (a PNG is size x dpi pixels).
+    title : str, optional
+        The figure's title.
+    overwrite : bool, default False
+        Replace an existing regular file at ``path`` (never a link, FIFO or device).
+    highlight : str or sequence of str, default ()
+        Run names drawn thick, the others faded.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    InputError
+        A bad size, dpi, run name or path.
+    MissingDependencyError
+        matplotlib is not installed.
+    """
     members = list(curves_by_measure.values()) if isinstance(curves_by_measure, Mapping) \
         else list(curves_by_measure)
     if not members or not all(isinstance(c, Curves) for c in members):

@@ -62,10 +62,25 @@ CORRECTION_NAMES = {"holm": "Holm's correction", "bonferroni": "Bonferroni corre
                     SINGLE_STEP: "single-step studentized range p-values"}
 
 
+__all__ = ["Cell", "DEFAULT_FORMAT", "Report", "SIGNIFICANCE_LEVELS", "WIDTH",
+           "baseline_table", "pair_marks", "pairwise_table", "run_keys", "run_marks",
+           "significance_table", "significance_text"]
+
+
 @dataclass(frozen=True)
 class Cell:
     """One table cell: a number (``style`` "fixed": the report's decimals; "general": 3
-    significant digits, for p-values) or text, and an optional superscript ``marker``."""
+    significant digits, for p-values) or text, and an optional superscript ``marker``.
+
+    Attributes
+    ----------
+    value : float, str or None
+        The number or text shown.
+    marker : str
+        A superscript after the value (significance marks).
+    style : {"fixed", "general"}
+        How a number is printed.
+    """
 
     value: Union[float, str, None]
     marker: str = ""
@@ -89,7 +104,27 @@ class Report:
     limit).
 
     ``str(report)`` is the markdown table (:data:`DEFAULT_FORMAT`); the repr a short
-    summary; in a notebook, the table in HTML."""
+    summary; in a notebook, the table in HTML.
+
+    Attributes
+    ----------
+    index_name : str
+        The header of the label column.
+    columns : tuple of str
+        The columns shown in every format.
+    rows : tuple
+        ``(label, cells, extras)`` per row.
+    notes : tuple of str
+        The legend lines.
+    extra_columns : tuple of str
+        Columns shown only in CSV and the DataFrame.
+    digits : int
+        Decimals of the fixed-style numbers.
+    records : tuple, optional
+        The CSV's and DataFrame's ``(header, rows)`` when they differ from the table.
+    width : int, optional
+        The longest line of the markdown and text, in characters.
+    """
 
     index_name: str
     columns: tuple[str, ...]
@@ -360,7 +395,20 @@ def pair_marks(comparison: Comparison,
                ) -> dict[tuple[Optional[str], Optional[str]], str]:
     """``{(winner, loser): mark}`` for every pair significant at some level, with the mark
     of the strictest level it passes (:meth:`Comparison.significant`, which applies the
-    correction and the omnibus gate)."""
+    correction and the omnibus gate).
+
+    Parameters
+    ----------
+    comparison : Comparison
+        A result of :func:`cumgain.stats.compare`.
+    levels : sequence of (float, str), default SIGNIFICANCE_LEVELS
+        The significance levels and their marks, strictest first ((0.01, "**"), (0.05, "*")).
+
+    Returns
+    -------
+    dict
+        ``{(winner, loser): mark}``.
+    """
     marks: dict[tuple[Optional[str], Optional[str]], str] = {}
     for alpha, mark in _check_levels(levels):
         for result in comparison.significant(alpha):
@@ -375,6 +423,17 @@ def significance_text(comparison: Comparison,
     Each significant pair appears once, with the mark of the strictest level it passes;
     runs beating the same runs at the same level are listed together. Groups with
     stricter marks come first, then by the run order of their first loser.
+
+    Parameters
+    ----------
+    comparison : Comparison
+        A result of :func:`cumgain.stats.compare`.
+    levels : sequence of (float, str), default SIGNIFICANCE_LEVELS
+        The significance levels and their marks, strictest first ((0.01, "**"), (0.05, "*")).
+
+    Returns
+    -------
+    str
     """
     levels = _check_levels(levels)
     order = {run: i for i, run in enumerate(comparison.runs)}
@@ -396,7 +455,17 @@ def significance_text(comparison: Comparison,
 
 def run_keys(runs: Sequence[str]) -> dict[str, str]:
     """``{run: key}``: the short keys of :func:`significance_table`, ``a``, ``b``, ``c``, ...
-    in run order, or ``1``, ``2``, ``3``, ... for more than 26 runs."""
+    in run order, or ``1``, ``2``, ``3``, ... for more than 26 runs.
+
+    Parameters
+    ----------
+    runs : sequence of str
+        The run names, in order.
+
+    Returns
+    -------
+    dict of str to str
+    """
     if len(runs) <= len(string.ascii_lowercase):
         return dict(zip(runs, string.ascii_lowercase))
     return {run: str(number) for number, run in enumerate(runs, start=1)}
@@ -407,7 +476,19 @@ def run_marks(comparison: Comparison,
     """``{run: marks}``: the keys (:func:`run_keys`) of the runs each run is significantly
     better than, grouped by the strictest level each pair passes (:func:`pair_marks`),
     strictest first: ``"cd** f*"`` is better than c and d at ``**``, than f at ``*`` only.
-    Letter keys are written together, number keys with commas (``"3,4** 6*"``)."""
+    Letter keys are written together, number keys with commas (``"3,4** 6*"``).
+
+    Parameters
+    ----------
+    comparison : Comparison
+        A result of :func:`cumgain.stats.compare`.
+    levels : sequence of (float, str), default SIGNIFICANCE_LEVELS
+        The significance levels and their marks, strictest first ((0.01, "**"), (0.05, "*")).
+
+    Returns
+    -------
+    dict of str to str
+    """
     levels = _check_levels(levels)
     runs = comparison.runs
     keys = run_keys(runs)
@@ -507,6 +588,28 @@ def significance_table(rows: Any, *, digits: int = 3,
     The CSV and the DataFrame have one row per comparison in either layout: the means at
     full precision, ``significance`` naming every significant pair
     (:func:`significance_text`, ``"D, E > A **"``) and the omnibus test's columns.
+
+    Parameters
+    ----------
+    rows : Comparison, mapping of str to Comparison, or sequence of (str, Comparison)
+        The comparisons, one per table row (labelled by their measure).
+    digits : int, default 3
+        Decimals of the means.
+    levels : sequence of (float, str), default SIGNIFICANCE_LEVELS
+        The significance levels and their marks, strictest first ((0.01, "**"), (0.05, "*")).
+    runs_as : {"auto", "columns", "rows"}, default "auto"
+        The layout.
+    width : int or None, default WIDTH
+        The widest markdown line, in characters (None: no limit).
+
+    Returns
+    -------
+    Report
+
+    Raises
+    ------
+    InputError
+        Comparisons of different runs, a bad layout, width or level.
     """
     row_list = _row_list(rows)
     levels = _check_levels(levels)
@@ -554,7 +657,28 @@ def baseline_table(rows: Any, baseline: str, *, digits: int = 3,
     """The baseline's mean first, then each other run's mean with a superscript marker when
     it differs significantly from the baseline: ``+`` (better) or ``-`` (worse) and the stars
     of the strictest level passed. Works on all-pairs comparisons and on comparisons made
-    with ``baseline=`` (then the correction family is only the runs against the baseline)."""
+    with ``baseline=`` (then the correction family is only the runs against the baseline).
+
+    Parameters
+    ----------
+    rows : Comparison, mapping of str to Comparison, or sequence of (str, Comparison)
+        The comparisons, one per table row (labelled by their measure).
+    baseline : str
+        The run the others are compared with.
+    digits : int, default 3
+        Decimals of the means.
+    levels : sequence of (float, str), default SIGNIFICANCE_LEVELS
+        The significance levels and their marks, strictest first ((0.01, "**"), (0.05, "*")).
+
+    Returns
+    -------
+    Report
+
+    Raises
+    ------
+    InputError
+        A baseline that is not one of the runs, or a pair the comparisons lack.
+    """
     row_list = _row_list(rows)
     levels = _check_levels(levels)
     runs = row_list[0][1].runs
@@ -589,7 +713,21 @@ _PAIR_COLUMNS = ("run_a", "run_b", "test", "statistic", "p_value", "p_corrected"
 def pairwise_table(rows: Any, *, digits: int = 4,
                    levels: Sequence[tuple[float, str]] = SIGNIFICANCE_LEVELS) -> Report:
     """One line per comparison and pair with every number of the pair; with bootstrap CIs
-    when the comparisons have them (``ci_low``, ``ci_high``)."""
+    when the comparisons have them (``ci_low``, ``ci_high``).
+
+    Parameters
+    ----------
+    rows : Comparison, mapping of str to Comparison, or sequence of (str, Comparison)
+        The comparisons, one per table row (labelled by their measure).
+    digits : int, default 4
+        Decimals of the numbers.
+    levels : sequence of (float, str), default SIGNIFICANCE_LEVELS
+        The significance levels and their marks, strictest first ((0.01, "**"), (0.05, "*")).
+
+    Returns
+    -------
+    Report
+    """
     row_list = _row_list(rows)
     levels = _check_levels(levels)
     with_ci = any(result.ci is not None for _, c in row_list for result in c.pairs)
