@@ -146,6 +146,28 @@ def discount_divisors(discount: DiscountSpec = "tois", base: float = 2.0,
                       depth: int = 1) -> FloatArray:
     """The divisors df(1..depth) of a discount rule (see the module docstring).
 
+    Parameters
+    ----------
+    discount : {"tois", "note", "trec_eval", "none"} or sequence of float, default "tois"
+        The rule (the paper's; its research note's; trec_eval's log2(i + 1); none), or
+        the divisors themselves (see the module docstring).
+    base : float, default 2.0
+        b of the paper's rules.
+    depth : int, default 1
+        How many ranks.
+
+    Returns
+    -------
+    numpy.ndarray
+        df(1), ..., df(depth).
+
+    Raises
+    ------
+    InputError
+        An unknown rule, a base <= 1 or a bad depth.
+
+    Examples
+    --------
     >>> discount_divisors("tois", base=10, depth=3)
     array([1., 1., 1.])
     >>> discount_divisors("trec_eval", depth=3)
@@ -256,6 +278,28 @@ def cg(gains: GainsLike, depth: Optional[int] = None, *, mapping: Optional[GainS
 
     ``mapping``: if given, the inputs are relevance levels, mapped to gains first.
 
+    Parameters
+    ----------
+    gains : array_like, list of lists or Ragged
+        Gains (or levels, with ``mapping``) in rank order: one list, or a batch (a list of
+        lists, a topics x ranks matrix, a :class:`~cumgain.Ragged`).
+    depth : int, optional
+        n, the last rank (default: the longest list); shorter lists are padded with 0.
+    mapping : str, mapping, callable or GainMapping, optional
+        Turn levels into gains first (:func:`~cumgain.gain_mapping`).
+
+    Returns
+    -------
+    numpy.ndarray
+        The vector (length ``depth``), or a topics x ``depth`` matrix for a batch.
+
+    Raises
+    ------
+    InputError
+        Gains that are not finite numbers, a bad depth, cut-off or discount.
+
+    Examples
+    --------
     >>> cg([3, 2, 3, 0, 0, 1, 2, 2, 3, 0])
     array([ 3.,  5.,  8.,  8.,  8.,  9., 11., 13., 16., 16.])
     """
@@ -271,6 +315,33 @@ def dcg(gains: GainsLike, depth: Optional[int] = None, *, discount: DiscountSpec
         base: float = 2.0, mapping: Optional[GainSpec] = None) -> FloatArray:
     """Discounted cumulated gain (eq. 2): DCG[i] = DCG[i-1] + G[i] / df(i).
 
+    Parameters
+    ----------
+    gains : array_like, list of lists or Ragged
+        Gains (or levels, with ``mapping``) in rank order: one list, or a batch (a list of
+        lists, a topics x ranks matrix, a :class:`~cumgain.Ragged`).
+    depth : int, optional
+        n, the last rank (default: the longest list); shorter lists are padded with 0.
+    discount : {"tois", "note", "trec_eval", "none"} or sequence of float, default "tois"
+        The rule (the paper's; its research note's; trec_eval's log2(i + 1); none), or
+        the divisors themselves (see the module docstring).
+    base : float, default 2.0
+        b of the paper's rules.
+    mapping : str, mapping, callable or GainMapping, optional
+        Turn levels into gains first (:func:`~cumgain.gain_mapping`).
+
+    Returns
+    -------
+    numpy.ndarray
+        The vector (length ``depth``), or a topics x ``depth`` matrix for a batch.
+
+    Raises
+    ------
+    InputError
+        Gains that are not finite numbers, a bad depth, cut-off or discount.
+
+    Examples
+    --------
     >>> dcg([3, 2, 3, 0, 0, 1, 2, 2, 3, 0]).round(2)
     array([3.  , 5.  , 6.89, 6.89, 6.89, 7.28, 7.99, 8.66, 9.61, 9.61])
     """
@@ -288,6 +359,27 @@ def ideal_gains(judged: GainsLike, depth: Optional[int] = None, *,
     """The ideal gain vector BV (eq. 4): the topic's positive judged gains sorted
     descending, then zeros, to depth n (default: the number of judged documents).
 
+    Parameters
+    ----------
+    judged : array_like, list of lists or Ragged
+        The topic's judged gains (the recall base), in any order; a batch for a batch.
+    depth : int, optional
+        n (default: the number of judged documents).
+    mapping : str, mapping, callable or GainMapping, optional
+        Turn levels into gains first (:func:`~cumgain.gain_mapping`).
+
+    Returns
+    -------
+    numpy.ndarray
+        The vector (length ``depth``), or a topics x ``depth`` matrix for a batch.
+
+    Raises
+    ------
+    InputError
+        Gains that are not finite numbers, a bad depth, cut-off or discount.
+
+    Examples
+    --------
     >>> ideal_gains([1, 3, 0, 2, 3], depth=7)
     array([3., 3., 2., 1., 0., 0., 0.])
     """
@@ -304,6 +396,25 @@ def norm_vect(values: npt.ArrayLike, ideal: npt.ArrayLike, *, zero_ideal: float 
 
     ``values`` and ``ideal`` must be finite (a NaN or infinite ideal would make the
     ratio meaningless); a ratio beyond float64's range raises SumOverflowError.
+
+    Parameters
+    ----------
+    values : array_like
+        A vector or a topics x ranks matrix.
+    ideal : array_like
+        The ideal vector(s), the same shape.
+    zero_ideal : float, default 0.0
+        The value where the ideal is 0 (``nan`` leaves such topics out of averages).
+
+    Returns
+    -------
+    numpy.ndarray
+        values / ideal, element by element.
+
+    Raises
+    ------
+    InputError
+        Shapes that differ.
     """
     matrix, single = _as_matrix(values, "values")
     ideal_matrix, ideal_single = _as_matrix(ideal, "ideal")
@@ -320,6 +431,32 @@ def ncg(gains: GainsLike, judged: GainsLike, depth: Optional[int] = None, *,
         zero_ideal: float = 0.0, mapping: Optional[GainSpec] = None) -> FloatArray:
     """Normalised CG: norm-vect(CG, CG_I), the ideal built from ``judged`` (the recall base).
 
+    Parameters
+    ----------
+    gains : array_like, list of lists or Ragged
+        Gains (or levels, with ``mapping``) in rank order: one list, or a batch (a list of
+        lists, a topics x ranks matrix, a :class:`~cumgain.Ragged`).
+    judged : array_like, list of lists or Ragged
+        The topic's judged gains (the recall base), in any order; a batch for a batch.
+    depth : int, optional
+        n, the last rank (default: the longest list); shorter lists are padded with 0.
+    zero_ideal : float, default 0.0
+        The value where the ideal is 0 (``nan`` leaves such topics out of averages).
+    mapping : str, mapping, callable or GainMapping, optional
+        Turn levels into gains first (:func:`~cumgain.gain_mapping`).
+
+    Returns
+    -------
+    numpy.ndarray
+        The vector (length ``depth``), or a topics x ``depth`` matrix for a batch.
+
+    Raises
+    ------
+    InputError
+        Gains that are not finite numbers, a bad depth, cut-off or discount.
+
+    Examples
+    --------
     >>> ncg([3, 2, 3, 0, 0, 1, 2, 2, 3, 0], [3, 3, 3, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0]).round(2)
     array([1.  , 0.83, 0.89, 0.73, 0.62, 0.6 , 0.69, 0.76, 0.89, 0.84])
     """
@@ -340,7 +477,37 @@ def ncg(gains: GainsLike, judged: GainsLike, depth: Optional[int] = None, *,
 def ndcg(gains: GainsLike, judged: GainsLike, depth: Optional[int] = None, *,
          discount: DiscountSpec = "tois", base: float = 2.0, zero_ideal: float = 0.0,
          mapping: Optional[GainSpec] = None) -> FloatArray:
-    """Normalised DCG: norm-vect(DCG, DCG_I), the ideal built from ``judged``."""
+    """Normalised DCG: norm-vect(DCG, DCG_I), the ideal built from ``judged``.
+
+    Parameters
+    ----------
+    gains : array_like, list of lists or Ragged
+        Gains (or levels, with ``mapping``) in rank order: one list, or a batch (a list of
+        lists, a topics x ranks matrix, a :class:`~cumgain.Ragged`).
+    judged : array_like, list of lists or Ragged
+        The topic's judged gains (the recall base), in any order; a batch for a batch.
+    depth : int, optional
+        n, the last rank (default: the longest list); shorter lists are padded with 0.
+    discount : {"tois", "note", "trec_eval", "none"} or sequence of float, default "tois"
+        The rule (the paper's; its research note's; trec_eval's log2(i + 1); none), or
+        the divisors themselves (see the module docstring).
+    base : float, default 2.0
+        b of the paper's rules.
+    zero_ideal : float, default 0.0
+        The value where the ideal is 0 (``nan`` leaves such topics out of averages).
+    mapping : str, mapping, callable or GainMapping, optional
+        Turn levels into gains first (:func:`~cumgain.gain_mapping`).
+
+    Returns
+    -------
+    numpy.ndarray
+        The vector (length ``depth``), or a topics x ``depth`` matrix for a batch.
+
+    Raises
+    ------
+    InputError
+        Gains that are not finite numbers, a bad depth, cut-off or discount.
+    """
     run, recall_base, single = _pair(gains, judged, mapping)
     depth = _resolve_depth(depth, run, "ndcg", 4, recall_base)
     zero_ideal = _check_zero_ideal(zero_ideal)
@@ -369,6 +536,23 @@ def avg_vect(vectors: npt.ArrayLike, *, ignore_nan: bool = False) -> FloatArray:
     ``zero_ideal=nan``) out of each component's mean; without it a NaN entry makes
     its component NaN. Infinite entries are refused; a sum over topics beyond
     float64's range raises SumOverflowError.
+
+    Parameters
+    ----------
+    vectors : array_like
+        A topics x ranks matrix.
+    ignore_nan : bool, default False
+        Average each rank over the topics that are not NaN there.
+
+    Returns
+    -------
+    numpy.ndarray
+        The mean vector.
+
+    Raises
+    ------
+    InputError
+        Not a matrix of numbers.
     """
     matrix, _ = _as_matrix(vectors, "vectors", nan=True)
     if matrix.shape[0] == 0:
@@ -385,6 +569,29 @@ def avg_norm_vect(values: npt.ArrayLike, ideal: npt.ArrayLike, *,
     * ``"normalise_then_average"``: avg-vect(norm-vect(V_t, I_t)) - each topic counts equally;
     * ``"average_then_normalise"``: norm-vect(avg-vect(V), avg-vect(I)) - the paper's
       "average vector of ideal performance" (topics with more gain weigh more).
+
+    Parameters
+    ----------
+    values : array_like
+        The topics x ranks matrix of CG or DCG vectors.
+    ideal : array_like
+        The ideal vectors, the same shape.
+    order : {"normalise_then_average", "average_then_normalise"}, default "normalise_then_average"
+        Normalise each topic then average, or average then normalise (the paper's figures).
+    zero_ideal : float, default 0.0
+        The value where the ideal is 0 (``nan`` leaves such topics out of averages).
+    ignore_nan : bool, default False
+        Average each rank over the topics that are not NaN there.
+
+    Returns
+    -------
+    numpy.ndarray
+        The average normalised vector.
+
+    Raises
+    ------
+    InputError
+        Shapes that differ, an unknown order.
     """
     if order not in AVERAGING_ORDERS:
         raise InputError(f"order must be one of {AVERAGING_ORDERS}, got {order!r}")
@@ -407,6 +614,25 @@ def avg_pos(vectors: npt.ArrayLike, k: int) -> Union[float, FloatArray]:
     NaN entries (``zero_ideal=nan``) make the topic's value NaN; infinite ones are
     refused.
 
+    Parameters
+    ----------
+    vectors : array_like
+        A vector or a topics x ranks matrix.
+    k : int
+        The cut-off (>= 1).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The value, or one per topic for a batch.
+
+    Raises
+    ------
+    InputError
+        A cut-off outside 1..len(vector).
+
+    Examples
+    --------
     >>> avg_pos([1.0, 0.5, 0.0, 0.5], 4)
     0.5
     """
@@ -442,7 +668,28 @@ def cg_at(gains: GainsLike, k: int, *, mapping: Optional[GainSpec] = None) -> An
 
 def cg_at(gains: GainsLike, k: int, *, mapping: Optional[GainSpec] = None
           ) -> Union[float, FloatArray]:
-    """CG@k = CG[k], computed without building the vector."""
+    """CG@k = CG[k], computed without building the vector.
+
+    Parameters
+    ----------
+    gains : array_like, list of lists or Ragged
+        Gains (or levels, with ``mapping``) in rank order: one list, or a batch (a list of
+        lists, a topics x ranks matrix, a :class:`~cumgain.Ragged`).
+    k : int
+        The cut-off (>= 1).
+    mapping : str, mapping, callable or GainMapping, optional
+        Turn levels into gains first (:func:`~cumgain.gain_mapping`).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The value, or one per topic for a batch.
+
+    Raises
+    ------
+    InputError
+        Gains that are not finite numbers, a bad depth, cut-off or discount.
+    """
     return _dcg_at(gains, k, "none", 2.0, mapping, "cg_at", "CG")
 
 
@@ -459,7 +706,33 @@ def dcg_at(gains: GainsLike, k: int, *, discount: DiscountSpec = ..., base: floa
 
 def dcg_at(gains: GainsLike, k: int, *, discount: DiscountSpec = "tois", base: float = 2.0,
            mapping: Optional[GainSpec] = None) -> Union[float, FloatArray]:
-    """DCG@k = DCG[k], computed without building the vector."""
+    """DCG@k = DCG[k], computed without building the vector.
+
+    Parameters
+    ----------
+    gains : array_like, list of lists or Ragged
+        Gains (or levels, with ``mapping``) in rank order: one list, or a batch (a list of
+        lists, a topics x ranks matrix, a :class:`~cumgain.Ragged`).
+    k : int
+        The cut-off (>= 1).
+    discount : {"tois", "note", "trec_eval", "none"} or sequence of float, default "tois"
+        The rule (the paper's; its research note's; trec_eval's log2(i + 1); none), or
+        the divisors themselves (see the module docstring).
+    base : float, default 2.0
+        b of the paper's rules.
+    mapping : str, mapping, callable or GainMapping, optional
+        Turn levels into gains first (:func:`~cumgain.gain_mapping`).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The value, or one per topic for a batch.
+
+    Raises
+    ------
+    InputError
+        Gains that are not finite numbers, a bad depth, cut-off or discount.
+    """
     return _dcg_at(gains, k, discount, base, mapping, "dcg_at", "DCG")
 
 
@@ -486,7 +759,32 @@ def ncg_at(gains: GainsLike, judged: GainsLike, k: int, *, zero_ideal: float = .
 
 def ncg_at(gains: GainsLike, judged: GainsLike, k: int, *, zero_ideal: float = 0.0,
            mapping: Optional[GainSpec] = None) -> Union[float, FloatArray]:
-    """nCG@k = CG[k] / CG_I[k]."""
+    """nCG@k = CG[k] / CG_I[k].
+
+    Parameters
+    ----------
+    gains : array_like, list of lists or Ragged
+        Gains (or levels, with ``mapping``) in rank order: one list, or a batch (a list of
+        lists, a topics x ranks matrix, a :class:`~cumgain.Ragged`).
+    judged : array_like, list of lists or Ragged
+        The topic's judged gains (the recall base), in any order; a batch for a batch.
+    k : int
+        The cut-off (>= 1).
+    zero_ideal : float, default 0.0
+        The value where the ideal is 0 (``nan`` leaves such topics out of averages).
+    mapping : str, mapping, callable or GainMapping, optional
+        Turn levels into gains first (:func:`~cumgain.gain_mapping`).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The value, or one per topic for a batch.
+
+    Raises
+    ------
+    InputError
+        Gains that are not finite numbers, a bad depth, cut-off or discount.
+    """
     return _ndcg_at(gains, judged, k, "none", 2.0, zero_ideal, mapping, "ncg_at", "CG")
 
 
@@ -509,6 +807,37 @@ def ndcg_at(gains: GainsLike, judged: GainsLike, k: int, *, discount: DiscountSp
             ) -> Union[float, FloatArray]:
     """nDCG@k = DCG[k] / DCG_I[k], for millions of topics without building vectors.
 
+    Parameters
+    ----------
+    gains : array_like, list of lists or Ragged
+        Gains (or levels, with ``mapping``) in rank order: one list, or a batch (a list of
+        lists, a topics x ranks matrix, a :class:`~cumgain.Ragged`).
+    judged : array_like, list of lists or Ragged
+        The topic's judged gains (the recall base), in any order; a batch for a batch.
+    k : int
+        The cut-off (>= 1).
+    discount : {"tois", "note", "trec_eval", "none"} or sequence of float, default "tois"
+        The rule (the paper's; its research note's; trec_eval's log2(i + 1); none), or
+        the divisors themselves (see the module docstring).
+    base : float, default 2.0
+        b of the paper's rules.
+    zero_ideal : float, default 0.0
+        The value where the ideal is 0 (``nan`` leaves such topics out of averages).
+    mapping : str, mapping, callable or GainMapping, optional
+        Turn levels into gains first (:func:`~cumgain.gain_mapping`).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The value, or one per topic for a batch.
+
+    Raises
+    ------
+    InputError
+        Gains that are not finite numbers, a bad depth, cut-off or discount.
+
+    Examples
+    --------
     >>> round(ndcg_at([2, 1, 2, 0], [0, 1, 2, 2], 4), 4)   # the slides' example
     0.9203
     """
