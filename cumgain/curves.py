@@ -88,6 +88,31 @@ class Curves:
 
     Its repr is a short summary (the curves' values at rank 10); in a notebook, a table
     of the values at a few ranks.
+
+    Attributes
+    ----------
+    measure : str
+        "CG", "DCG", "nCG" or "nDCG".
+    ranks : numpy.ndarray
+        1..n.
+    runs : mapping of str to numpy.ndarray
+        Each run's averaged curve.
+    ideal : numpy.ndarray
+        The averaged ideal curve.
+    topics : tuple of str
+        The topics averaged.
+    relevant_counts : numpy.ndarray
+        Per topic, its judged documents with a positive gain.
+    gains, discount : str
+        How the curves were made.
+    base : float
+        b of the discount.
+    order : str or None
+        The averaging order (nCG, nDCG).
+    zero_ideal : float
+        The normalised value where a topic's ideal is 0.
+    per_topic : mapping of str to numpy.ndarray, optional
+        Each run's per-topic vectors (``per_topic=True``).
     """
 
     measure: str
@@ -306,6 +331,42 @@ def from_gains(run_gains: Mapping[str, Any], judged: Any, measure: str = "nDCG",
     CG / DCG curve: avg-vect over topics of CG_t / DCG_t to depth n; ideal: avg-vect
     of the ideal CG / DCG vectors. nCG / nDCG: see the module docstring for ``order``.
 
+    Parameters
+    ----------
+    run_gains : mapping of str to a batch of gain lists
+        Run name -> gain lists in rank order, one per topic.
+    judged : batch of gain lists
+        The topics' judged gains (the recall base), in the same topic order.
+    measure : {"CG", "DCG", "nCG", "nDCG"}, default "nDCG"
+        The curve.
+    depth : int, default 200
+        n, the last rank.
+    discount : {"tois", "note", "trec_eval", "none"} or sequence of float, default "tois"
+        The DCG discount (the vector API's default: the paper's).
+    base : float, default 2.0
+        b of the paper's rules.
+    order : {"normalise_then_average", "average_then_normalise"}, optional
+        The averaging order of nCG and nDCG (default ``"normalise_then_average"``).
+    zero_ideal : float, default 0.0
+        The normalised value where a topic's ideal is 0.
+    per_topic : bool, default False
+        Keep the per-topic vectors.
+    topics : sequence of str, optional
+        The topics' names (default "1", "2", ...).
+    mapping : str, mapping or callable, optional
+        Turn levels into gains first.
+
+    Returns
+    -------
+    Curves
+
+    Raises
+    ------
+    InputError
+        A bad input, measure or option.
+
+    Examples
+    --------
     >>> curves = from_gains({"A": [[3, 2, 3, 0, 0, 1, 2, 2, 3, 0]]},
     ...                     [[3, 3, 3, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0]], "CG", depth=10)
     >>> curves.runs["A"]
@@ -373,6 +434,38 @@ def rank_runs(qrels: Any, runs: Union[Mapping[str, Any], Sequence[Any]], *,
     :func:`cumgain.evaluate`. Every run must end up with the same evaluated topics (else
     :class:`~cumgain.InputError`; ``topics="qrels"`` always gives every run the qrels'
     topics); with ``intersect=True`` each keeps the topics all runs have.
+
+    Parameters
+    ----------
+    qrels : str, os.PathLike, dict, DataFrame or prepared judgments
+        The judgments, as :func:`cumgain.evaluate` takes them.
+    runs : mapping of str to run, or sequence of run files
+        Run name -> a TREC file, dict or table.
+    topics : {"both", "qrels", "strict"}, default "both"
+        Which topics, as in :func:`cumgain.evaluate`.
+    ties : str, default "docno_desc"
+        The order of equal scores, as in :func:`cumgain.evaluate`.
+    score_precision : {"float64", "float32", "float16", "bfloat16"}, default "float64"
+        How scores are compared.
+    seed : int or None, default 0
+        The seed of ``ties="random"``.
+    duplicates : {"error", "first", "last"}, default "error"
+        A docno twice in a topic.
+    warn : bool, default True
+        Announce the topics left out.
+    depth : int, optional
+        Keep the first ``depth`` documents per topic.
+    intersect : bool, default False
+        Keep only the topics every run has.
+
+    Returns
+    -------
+    dict of str to Ranking
+
+    Raises
+    ------
+    InputError
+        A bad input, measure or option.
     """
     from cumgain.engine.evaluator import rank
     from cumgain.trec_io import prepare_qrels
@@ -406,7 +499,38 @@ def from_rankings(rankings: Mapping[str, Any], measure: str = "nDCG", *,
                   per_topic: bool = False) -> Curves:
     """The curves of runs ranked against one qrels (``{name: Ranking}``, e.g. from
     :func:`rank_runs`), under the gain mapping ``gains``. Unjudged documents have gain
-    0; under ``ties="average"`` tied documents share their mean gain."""
+    0; under ``ties="average"`` tied documents share their mean gain.
+
+    Parameters
+    ----------
+    rankings : mapping of str to Ranking
+        Runs ranked against one qrels (:func:`rank_runs`).
+    measure : {"CG", "DCG", "nCG", "nDCG"}, default "nDCG"
+        The curve.
+    depth : int, default 200
+        n, the last rank (the paper uses 200).
+    gains : str, mapping or callable, default "identity"
+        The gain mapping of the levels ("0-1-10-100", "exponential", ...).
+    discount : {"trec_eval", "tois", "note", "none"} or sequence of float, default "trec_eval"
+        The DCG discount (the paper's figures: "tois", b = 2).
+    base : float, default 2.0
+        b of the paper's discount rules.
+    order : {"normalise_then_average", "average_then_normalise"}, optional
+        The averaging order of nCG and nDCG (default ``"normalise_then_average"``).
+    zero_ideal : float, default 0.0
+        The normalised value where a topic's ideal is 0 (``nan``: left out of the average).
+    per_topic : bool, default False
+        Keep the per-topic vectors.
+
+    Returns
+    -------
+    Curves
+
+    Raises
+    ------
+    InputError
+        A bad input, measure or option.
+    """
     measure, depth, zero_ideal = _check_options(measure, depth, discount, base, order,
                                                 zero_ideal)
     if not isinstance(rankings, Mapping) or not rankings:
@@ -437,7 +561,52 @@ def compute_many(qrels: Any, runs: Mapping[str, Any], measures: Sequence[str] = 
                  per_topic: bool = False, topics: TopicPolicy = "both", ties: TieRule = "docno_desc",
                  score_precision: ScorePrecision = "float64", seed: Optional[int] = 0,
                  duplicates: DuplicatePolicy = "error", warn: bool = True) -> dict:
-    """``{measure: Curves}`` for several measures, each run ranked once. See :func:`compute`."""
+    """``{measure: Curves}`` for several measures, each run ranked once. See :func:`compute`.
+
+    Parameters
+    ----------
+    qrels : str, os.PathLike, dict, DataFrame or prepared judgments
+        The judgments, as :func:`cumgain.evaluate` takes them.
+    runs : mapping of str to run, or sequence of run files
+        Run name -> a TREC file, dict or table.
+    measures : sequence of str, default ("CG", "DCG", "nCG", "nDCG")
+        The curves.
+    depth : int, default 200
+        n, the last rank (the paper uses 200).
+    gains : str, mapping or callable, default "identity"
+        The gain mapping of the levels ("0-1-10-100", "exponential", ...).
+    discount : {"trec_eval", "tois", "note", "none"} or sequence of float, default "trec_eval"
+        The DCG discount (the paper's figures: "tois", b = 2).
+    base : float, default 2.0
+        b of the paper's discount rules.
+    order : {"normalise_then_average", "average_then_normalise"}, optional
+        The averaging order of nCG and nDCG (default ``"normalise_then_average"``).
+    zero_ideal : float, default 0.0
+        The normalised value where a topic's ideal is 0 (``nan``: left out of the average).
+    per_topic : bool, default False
+        Keep the per-topic vectors.
+    topics : {"both", "qrels", "strict"}, default "both"
+        Which topics, as in :func:`cumgain.evaluate`.
+    ties : str, default "docno_desc"
+        The order of equal scores, as in :func:`cumgain.evaluate`.
+    score_precision : {"float64", "float32", "float16", "bfloat16"}, default "float64"
+        How scores are compared.
+    seed : int or None, default 0
+        The seed of ``ties="random"``.
+    duplicates : {"error", "first", "last"}, default "error"
+        A docno twice in a topic.
+    warn : bool, default True
+        Announce the topics left out.
+
+    Returns
+    -------
+    dict of str to Curves
+
+    Raises
+    ------
+    InputError
+        A bad input, measure or option.
+    """
     if isinstance(measures, str):
         measures = [measures]
     names = [_measure_name(measure) for measure in measures]
@@ -470,6 +639,52 @@ def compute(qrels: Any, runs: Mapping[str, Any], measure: str = "nDCG", *,
     Ranking policies (``topics``, ``ties``, ``score_precision``, ``seed``,
     ``duplicates``, ``warn``) as in :func:`cumgain.evaluate`.
 
+    Parameters
+    ----------
+    qrels : str, os.PathLike, dict, DataFrame or prepared judgments
+        The judgments, as :func:`cumgain.evaluate` takes them.
+    runs : mapping of str to run, or sequence of run files
+        Run name -> a TREC file, dict or table.
+    measure : {"CG", "DCG", "nCG", "nDCG"}, default "nDCG"
+        The curve.
+    depth : int, default 200
+        n, the last rank (the paper uses 200).
+    gains : str, mapping or callable, default "identity"
+        The gain mapping of the levels ("0-1-10-100", "exponential", ...).
+    discount : {"trec_eval", "tois", "note", "none"} or sequence of float, default "trec_eval"
+        The DCG discount (the paper's figures: "tois", b = 2).
+    base : float, default 2.0
+        b of the paper's discount rules.
+    order : {"normalise_then_average", "average_then_normalise"}, optional
+        The averaging order of nCG and nDCG (default ``"normalise_then_average"``).
+    zero_ideal : float, default 0.0
+        The normalised value where a topic's ideal is 0 (``nan``: left out of the average).
+    per_topic : bool, default False
+        Keep the per-topic vectors.
+    topics : {"both", "qrels", "strict"}, default "both"
+        Which topics, as in :func:`cumgain.evaluate`.
+    ties : str, default "docno_desc"
+        The order of equal scores, as in :func:`cumgain.evaluate`.
+    score_precision : {"float64", "float32", "float16", "bfloat16"}, default "float64"
+        How scores are compared.
+    seed : int or None, default 0
+        The seed of ``ties="random"``.
+    duplicates : {"error", "first", "last"}, default "error"
+        A docno twice in a topic.
+    warn : bool, default True
+        Announce the topics left out.
+
+    Returns
+    -------
+    Curves
+
+    Raises
+    ------
+    InputError
+        A bad input, measure or option.
+
+    Examples
+    --------
     >>> qrels = {"q1": {"a": 3, "b": 1}, "q2": {"c": 2}}
     >>> run = {"q1": {"a": 0.2, "b": 0.9}, "q2": {"c": 0.5, "d": 0.7}}
     >>> compute(qrels, {"bm25": run}, "CG", depth=3).runs["bm25"]   # (1+0, 4+2, 4+2)/2
@@ -494,6 +709,24 @@ def rank_reaching(curve: Any, target: float) -> Optional[int]:
     """The smallest rank i (1-based) with curve[i] >= target, or None if the curve stays
     below the target up to its last rank ("not reached within n").
 
+    Parameters
+    ----------
+    curve : array_like
+        One curve, rank 1 first.
+    target : float
+        The value to reach.
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    InputError
+        A bad input, measure or option.
+
+    Examples
+    --------
     >>> rank_reaching([0.0, 1.0, 1.0, 2.0, 3.0], 2.0), rank_reaching([0.0, 1.0], 2.0)
     (4, None)
     """
@@ -515,6 +748,24 @@ def horizontal_reading(curves: Curves, k: Optional[int] = None, *,
     reach it within the curves' depth n. ``{run: rank or None}``.
 
     A run reaches a value when its curve is >= the value (exact comparison).
+
+    Parameters
+    ----------
+    curves : Curves
+        The curves.
+    k : int, optional
+        Read the ideal curve's value at rank ``k``.
+    target : float, optional
+        Or reach this value.
+
+    Returns
+    -------
+    dict of str to int or None
+
+    Raises
+    ------
+    InputError
+        A bad input, measure or option.
     """
     if (k is None) == (target is None):
         raise InputError("give exactly one of k (read the ideal curve at rank k) or target")
@@ -534,6 +785,20 @@ def stopping_rank(curves: Curves) -> int:
     for every measure (the normalised ideal is flat throughout); 0 when no topic has a
     judged document with gain > 0. ``curves.relevant_counts`` holds the R_t (a value
     of n means the ideal may still rise beyond n).
+
+    Parameters
+    ----------
+    curves : Curves
+        The curves.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    InputError
+        A bad input, measure or option.
     """
     most = int(curves.relevant_counts.max(initial=0))
     return min(curves.depth, most)
@@ -545,6 +810,24 @@ def vertical_gaps(curves: Curves, ranks: Sequence[int], *, relative: bool = Fals
     ``ideal[k] - run[k]``, or with ``relative=True`` that gap as a share of the ideal,
     ``(ideal[k] - run[k]) / ideal[k]`` (NaN where the ideal is 0).
     ``{run: array over ranks}``.
+
+    Parameters
+    ----------
+    curves : Curves
+        The curves.
+    ranks : sequence of int
+        The ranks to read.
+    relative : bool, default False
+        The gap as a share of the ideal.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+
+    Raises
+    ------
+    InputError
+        A bad input, measure or option.
     """
     if isinstance(ranks, (int, np.integer)):
         ranks = [ranks]
@@ -568,6 +851,22 @@ def area_to_ideal(curves: Curves, k: Optional[int] = None) -> dict:
     The normalised ideal is 1 at every rank when every topic has a judged document
     with gain > 0; then area = k * (1 - avg-pos(v, k)) (eq. 6): 0 for the ideal, k for
     a curve at 0. Only for nCG and nDCG curves. ``{run: area}``.
+
+    Parameters
+    ----------
+    curves : Curves
+        Normalised (nCG or nDCG) curves.
+    k : int, optional
+        The last rank of the area (default n).
+
+    Returns
+    -------
+    dict of str to float
+
+    Raises
+    ------
+    InputError
+        A bad input, measure or option.
     """
     if not curves.normalised:
         raise InputError(f"the area to the ideal is defined for normalised curves (nCG, "
