@@ -90,6 +90,19 @@ class ScoreTable:
     ``values[t, r]`` is run ``runs[r]``'s score on topic ``topics[t]`` (float64, finite).
     ``dropped`` maps a run to the topics it had that were left out under
     ``topics="intersect"`` (empty otherwise).
+
+    Attributes
+    ----------
+    runs : tuple of str
+        The runs, one column each.
+    topics : tuple of str
+        The topics, one row each.
+    values : numpy.ndarray
+        The topics x runs scores.
+    measure : str, optional
+        The measure the scores are of.
+    dropped : mapping of str to tuple of str
+        Per run, the topics left out (``topics="intersect"``).
     """
 
     runs: tuple[str, ...]
@@ -216,6 +229,28 @@ def score_table(data: Any, measure: Optional[str] = None, *,
     its topic count when the runs cover different topics; ``"intersect"`` keeps the
     topics every run covers and records the others in ``ScoreTable.dropped``.
 
+    Parameters
+    ----------
+    data : mapping of str to Evaluation or dict, or ScoreTable
+        ``{run: Evaluation}``, ``{run: {topic: score}}`` or a :class:`ScoreTable`.
+    measure : str, optional
+        The measure, when the evaluations hold several.
+    runs : sequence of str, optional
+        The runs and their order (default: all, in the data's order).
+    topics : {"strict", "intersect"}, default "strict"
+        Require the same topics in every run, or keep the ones they share.
+
+    Returns
+    -------
+    ScoreTable
+
+    Raises
+    ------
+    InputError
+        Bad data or options.
+
+    Examples
+    --------
     >>> table = score_table({"A": {"q1": 0.5, "q2": 0.25}, "B": {"q1": 0.75, "q2": 0.5}})
     >>> table.runs, table.topics, table.values.tolist()
     (('A', 'B'), ('q1', 'q2'), [[0.5, 0.75], [0.25, 0.5]])
@@ -290,7 +325,21 @@ def score_table(data: Any, measure: Optional[str] = None, *,
 @dataclass(frozen=True)
 class OmnibusResult:
     """An omnibus test over all runs: ``statistic`` (Friedman's chi-square or ANOVA's F),
-    its ``df`` (one or two degrees of freedom) and ``p_value``."""
+    its ``df`` (one or two degrees of freedom) and ``p_value``.
+
+    Attributes
+    ----------
+    test : str
+        "friedman" or "anova".
+    statistic : float
+        The test statistic.
+    p_value : float
+        Its p-value.
+    df : tuple of float
+        The degrees of freedom.
+    n_topics, n_runs : int
+        The table's size.
+    """
 
     test: str
     statistic: float
@@ -305,7 +354,17 @@ class OmnibusResult:
 
 @dataclass(frozen=True)
 class ConfidenceInterval:
-    """A bootstrap confidence interval for the mean difference of a pair."""
+    """A bootstrap confidence interval for the mean difference of a pair.
+
+    Attributes
+    ----------
+    low, high : float
+        The bounds.
+    level : float
+        The confidence level.
+    method : str
+        scipy's bootstrap method.
+    """
 
     low: float
     high: float
@@ -325,6 +384,23 @@ class PairwiseResult:
     Wilcoxon, the mean otherwise), ``"<"`` if behind, ``"="`` if level.
     ``relative_difference``: 100 (mean_a - mean_b) / |mean_b| (± inf when mean_b is 0).
     ``practical``: Sparck Jones's label of the relative difference.
+
+    Attributes
+    ----------
+    run_a, run_b : str
+        The pair.
+    test : str
+        The test that compared them.
+    statistic, p_value, p_corrected : float
+        The statistic, its p-value and the p-value after the correction.
+    mean_a, mean_b, mean_difference, relative_difference : float
+        The means, their difference and that difference in percent of ``mean_b``.
+    practical : str
+        Sparck Jones' reading of the relative difference.
+    direction : str
+        "<", ">" or "=".
+    ci : ConfidenceInterval, optional
+        The bootstrap interval of the mean difference, when asked.
     """
 
     run_a: str
@@ -366,6 +442,23 @@ class Comparison:
     drawn from the OS when given as None).
     Its repr is a short summary (test, significant pairs, the runs' first means); in a
     notebook, a table of the means.
+
+    Attributes
+    ----------
+    table : ScoreTable
+        The scores compared.
+    test, posthoc, correction : str
+        How they were compared.
+    omnibus : OmnibusResult, optional
+        The omnibus test (None for a pairwise test).
+    pairs : tuple of PairwiseResult
+        The pair family.
+    baseline : str, optional
+        The run every other was compared with.
+    protected : bool
+        Pairs count only when the omnibus test is significant too.
+    seed : int, optional
+        The seed of the randomization test and the bootstrap.
     """
 
     table: ScoreTable
@@ -447,6 +540,21 @@ def relative_difference(mean_a: float, mean_b: float) -> float:
 
     A zero mean_b gives 0 when mean_a is 0 too, else ± inf.
 
+    Parameters
+    ----------
+    mean_a, mean_b : float
+        The two means.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    None
+
+    Examples
+    --------
     >>> round(relative_difference(0.33, 0.30), 9)
     10.0
     """
@@ -460,6 +568,21 @@ def practical_significance(relative_percent: float) -> str:
     """Sparck Jones (1974) as J&K (2002, section 2.3) apply it: a difference under 5% is
     ``"marginal"``, over 10% ``"essential"``, and from 5% to 10% ``"noticeable"``.
 
+    Parameters
+    ----------
+    relative_percent : float
+        A relative difference in percent.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    None
+
+    Examples
+    --------
     >>> [practical_significance(x) for x in (4.9, -7.0, 10.5)]
     ['marginal', 'noticeable', 'essential']
     """
@@ -499,6 +622,20 @@ def friedman(data: Any) -> OmnibusResult:
         T1 = (k - 1) (sum_j R_j^2 - n C1) / (A1 - C1),   p = P(chi2_{k-1} > T1)
 
     which equals scipy.stats.friedmanchisquare. NaN when every topic ties all runs.
+
+    Parameters
+    ----------
+    data : mapping of str to Evaluation or dict, or ScoreTable
+        ``{run: Evaluation}``, ``{run: {topic: score}}`` or a :class:`ScoreTable`.
+
+    Returns
+    -------
+    OmnibusResult
+
+    Raises
+    ------
+    InputError
+        Bad data or options.
     """
     table = _as_table(data)
     n, k = table.values.shape
@@ -535,6 +672,20 @@ def rm_anova(data: Any) -> OmnibusResult:
     SS_runs = n sum_j (mean_j - mean)^2; SS_error = sum_ij (x_ij - mean_i. - mean_.j + mean)^2;
     F = [SS_runs / (k-1)] / [SS_error / ((k-1)(n-1))], p = P(F_{k-1,(k-1)(n-1)} > F);
     no sphericity correction (as statsmodels' AnovaRM, whose F and p this equals).
+
+    Parameters
+    ----------
+    data : mapping of str to Evaluation or dict, or ScoreTable
+        ``{run: Evaluation}``, ``{run: {topic: score}}`` or a :class:`ScoreTable`.
+
+    Returns
+    -------
+    OmnibusResult
+
+    Raises
+    ------
+    InputError
+        Bad data or options.
     """
     table = _as_table(data)
     n, k = table.values.shape
@@ -685,7 +836,30 @@ def bootstrap_ci(a: Any, b: Any, *, confidence_level: float = 0.95, n_resamples:
                  method: CIMethod = "BCa", seed: Optional[int] = 0) -> ConfidenceInterval:
     """A bootstrap confidence interval for the mean of the paired differences a - b
     (topics resampled with replacement): scipy.stats.bootstrap((a - b,), np.mean, ...)
-    with ``rng=numpy.random.default_rng(seed)``. NaN bounds for degenerate data (BCa)."""
+    with ``rng=numpy.random.default_rng(seed)``. NaN bounds for degenerate data (BCa).
+
+    Parameters
+    ----------
+    a, b : array_like
+        The paired scores of two runs, topic by topic.
+    confidence_level : float, default 0.95
+        In (0, 1).
+    n_resamples : int, default 9999
+        The bootstrap resamples.
+    method : {"BCa", "percentile", "basic"}, default "BCa"
+        scipy's interval method.
+    seed : int or None, default 0
+        The generator's seed (None draws one).
+
+    Returns
+    -------
+    ConfidenceInterval
+
+    Raises
+    ------
+    InputError
+        Bad data or options.
+    """
     if not 0 < confidence_level < 1:
         raise InputError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
     if method not in CI_METHODS:
@@ -711,6 +885,24 @@ def correct(p_values: Any, method: Correction = "holm") -> np.ndarray:
     ``bh``: min_{j>=i} min(1, m p_(j) / j); ``none``: p. NaN p-values stay NaN and are
     not counted in m.
 
+    Parameters
+    ----------
+    p_values : array_like
+        The family of p-values (NaN stays NaN).
+    method : {"holm", "bonferroni", "bh", "none"}, default "holm"
+        The correction.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    InputError
+        An unknown method.
+
+    Examples
+    --------
     >>> correct([0.01, 0.04, 0.03], "holm").tolist()
     [0.03, 0.06, 0.06]
     """
@@ -791,6 +983,50 @@ def compare(data: Any, measure: Optional[str] = None, *, test: StatsTest = "frie
     parts (:func:`cumgain.common.progress.progress_bar`); the other tests take no visible time
     and show none. It changes no number.
 
+    Parameters
+    ----------
+    data : mapping of str to Evaluation or dict, or ScoreTable
+        ``{run: Evaluation}``, ``{run: {topic: score}}`` or a :class:`ScoreTable`.
+    measure : str, optional
+        The measure, when the evaluations hold several.
+    test : {"friedman", "anova", "ttest", "wilcoxon", "randomization"}, default "friedman"
+        The omnibus test, or a pairwise test without one.
+    posthoc : {"conover", "nemenyi", "tukey"}, optional
+        The pairs after the omnibus test (default: Conover after Friedman, Tukey after ANOVA).
+    correction : {"holm", "bonferroni", "bh", "none"}, default "holm"
+        The correction of the pair family.
+    baseline : str, optional
+        Compare every other run with this one only.
+    topics : {"strict", "intersect"}, default "strict"
+        As in :func:`score_table`.
+    protected : bool, default True
+        A pair counts only when the omnibus test is significant too.
+    zero_method, continuity, wilcoxon_method
+        scipy.stats.wilcoxon's ``zero_method``, ``correction`` and ``method``.
+    n_permutations : int, default 10000
+        Resamples of the randomization test.
+    seed : int or None, default 0
+        The seed of the randomization test and the bootstrap (None draws one).
+    confidence_level : float, optional
+        Also give each pair a bootstrap interval of its mean difference.
+    n_resamples : int, default 9999
+        The bootstrap resamples.
+    ci_method : {"BCa", "percentile", "basic"}, default "BCa"
+        scipy's interval method.
+    progress : bool or "auto", default False
+        A bar on stderr for the slow parts.
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    InputError
+        Bad data or options.
+
+    Examples
+    --------
     >>> result = compare({"A": {"1": 0.1, "2": 0.2, "3": 0.3, "4": 0.2},
     ...                   "B": {"1": 0.3, "2": 0.4, "3": 0.6, "4": 0.5},
     ...                   "C": {"1": 0.2, "2": 0.3, "3": 0.4, "4": 0.3}})

@@ -223,3 +223,36 @@ def test_readme_set_up_commands_are_the_ones_ci_runs():
     assert len(commands) == len(blocks) == 2
     assert blocks[0] == commands[0]                    # pip install . && cumgain demo
     assert blocks[1] == commands[1] + " && pytest"     # pip install ".[test]" && pytest
+
+
+def test_public_names_have_numpydoc_parameters():
+    """Every public name of cumgain (``__all__``), cumgain.stats, cumgain.curves,
+    cumgain.report and cumgain.plot documents its parameters in a numpydoc section
+    (classes: Parameters or Attributes); exceptions and constants are left out."""
+    docscrape = pytest.importorskip("numpydoc.docscrape")
+    pytest.importorskip("matplotlib")
+    import importlib
+    import inspect
+
+    missing = []
+    for name in ("cumgain", "cumgain.stats", "cumgain.curves", "cumgain.report",
+                 "cumgain.plot"):
+        module = importlib.import_module(name)
+        public = getattr(module, "__all__", None) or [
+            key for key, value in vars(module).items() if not key.startswith("_")
+            and (inspect.isfunction(value) or inspect.isclass(value))
+            and value.__module__ == module.__name__]
+        for key in public:
+            value = getattr(module, key)
+            if inspect.isclass(value):
+                if issubclass(value, BaseException):
+                    continue
+                doc = docscrape.ClassDoc(value, config={"show_class_members": False})
+                documented = doc["Parameters"] or doc["Attributes"]
+            elif callable(value):
+                documented = docscrape.FunctionDoc(value)["Parameters"]
+            else:
+                continue
+            if not documented:
+                missing.append(f"{name}.{key}")
+    assert missing == []
