@@ -31,6 +31,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.doctest",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",     # MathJax shipped with the pages: math renders offline
     "sphinx_copybutton",
     "sphinx_design",
     "numpydoc",
@@ -42,10 +43,11 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "_generated/demo", "_generated/*.md",
-                    "gallery/*.py"]
+                    "_generated/measures", "gallery/*.py"]
 
 # -- MyST (the pages are Markdown) --------------------------------------------------
-myst_enable_extensions = ["colon_fence", "deflist", "dollarmath", "amsmath"]
+myst_enable_extensions = ["colon_fence", "deflist", "dollarmath", "amsmath",
+                          "attrs_block"]   # {.class} on the catalogue's tables
 myst_heading_anchors = 3
 
 # -- autodoc + numpydoc (the API reference) -----------------------------------------
@@ -81,10 +83,6 @@ os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.g
 # -- HTML ---------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"cumgain {release}"
-# -- copybutton: the prompts and the printed output are not copied ------------------
-copybutton_prompt_text = r">>> |\.\.\. |\$ "
-copybutton_prompt_is_regexp = True
-copybutton_only_copy_prompt_lines = False
 
 html_theme_options = {
     "navigation_with_keys": False,
@@ -95,12 +93,17 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-# the section navigation where a section has pages (the user guide, the API); none on
-# the pages that stand alone
-html_sidebars = {page: [] for page in ("index", "install", "measures", "gallery", "speed",
+# the section navigation where a section has pages (the user guide, the measure
+# catalogue, the API); none on the pages that stand alone
+html_sidebars = {page: [] for page in ("index", "install", "gallery", "speed",
                                         "differences", "reliability", "benchmarks",
                                         "development", "changelog")}
-html_static_path: list = []
+html_static_path = ["_static"]
+html_css_files = ["cumgain.css"]      # the catalogue's tables; wide equations scroll
 html_copy_source = False
 html_show_sourcelink = False
 
+# -- copybutton: the prompts and the printed output are not copied ------------------
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
+copybutton_only_copy_prompt_lines = True     # (a block without prompts is copied whole)

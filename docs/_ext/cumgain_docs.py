@@ -1,8 +1,11 @@
 """What the documentation generates from the code at build time.
 
-* :func:`measure_catalogue`: the measure catalogue (Markdown), one row per family of
-  :data:`cumgain.measures.FAMILIES`, with its trec_eval, ir_measures and ranx spellings
-  as the parser reads them, its parameters and its one-line formula;
+* :func:`catalogue_fragments`: the measure catalogue (Markdown) from
+  :data:`cumgain.measures.FAMILIES`: the index of docs/measures.md (a row per family:
+  its name, ir_measures names and what it is), and for each group's page
+  (docs/measures/*.md) an entry per family: its definition (an equation where
+  :data:`LATEX` has one), its trec_eval, ir_measures and ranx spellings as the parser
+  reads them, its parameters, input and source;
 * :func:`build_gallery`: runs each ``docs/gallery/*.py`` on the demo collection and saves
   the figures it leaves in its namespace;
 * :func:`demo_dir`: the demo collection as TREC files (``qrels.txt``, ``good.run``,
@@ -28,47 +31,21 @@ GENERATED = DOCS / "_generated"
 
 # ----------------------------------------------------------------- the measure catalogue
 
-#: The family modules of cumgain.measures, in the catalogue's order, with a title and a
-#: sentence each. A family from a module not listed here fails the build: say where it
-#: belongs.
+#: The family modules of cumgain.measures, in the catalogue's order, each with the page
+#: that documents its families: docs/measures/<page>.md, whose first line is the group's
+#: title and which includes _generated/measures/<page>.md (the families' entries). A
+#: family from a module not listed here, or a page missing, fails the build.
 GROUPS = {
-    "cumgain.measures.counts": (
-        "Counts", "What trec_eval counts per topic; the summary is the sum over topics."),
-    "cumgain.measures.binary": (
-        "Binary relevance",
-        "A document is relevant when its judged level is at least the relevance level "
-        "(`relevance_level=`, `-l`, `rel=`; default 1). found(k) is the number of relevant "
-        "documents in the top k, R the number of relevant judgments, N the documents "
-        "retrieved."),
-    "cumgain.measures.judged": (
-        "Judged and unjudged documents",
-        "Measures that tell judged documents from unjudged ones."),
-    "cumgain.measures.graded": (
-        "Graded: nDCG and the cumulated-gain family",
-        "trec_eval's graded measures and the measures of Järvelin & Kekäläinen (TOIS "
-        "2002). In measure names the discount is trec_eval's 1/log2(i+1) and the gain the "
-        "relevance level unless the name says otherwise, so `nDCG@10` equals "
-        "`ndcg_cut_10`."),
-    "cumgain.measures.sakai": (
-        "NTCIREVAL (Sakai)", "Sakai's graded measures as NTCIREVAL and pyNTCIREVAL compute "
-        "them."),
-    "cumgain.measures.ir_measures_misc": (
-        "ir_measures' own providers", "Measures ir_measures computes with its own small "
-        "providers (gdeval, judged, compat, accuracy)."),
-    "cumgain.measures.cwl": (
-        "C/W/L (cwl_eval)", "The user-model measures of cwl_eval, as ir_measures' "
-        "`cwl_eval` provider runs them: W_i is the weight of rank i, c_i the chance of "
-        "going on from rank i."),
-    "cumgain.measures.diversity": (
-        "Diversity (ndeval)", "The TREC Web track's ndeval measures over subtopic "
-        "judgments (`qid subtopic docno rel`); read them with "
-        "`cumgain.load_subtopics`."),
-    "cumgain.measures.judgment_groups": (
-        "Judgment groups (`-R qrels_jg`)", "Measures averaged over trec_eval's judgment "
-        "groups; read them with `cumgain.load_judgment_groups`."),
-    "cumgain.measures.preferences": (
-        "Preferences (`-R prefs`)", "trec_eval's preference measures; read the judgments "
-        "with `cumgain.load_preferences`."),
+    "cumgain.measures.counts": "counts",
+    "cumgain.measures.binary": "binary",
+    "cumgain.measures.judged": "judged",
+    "cumgain.measures.graded": "graded",
+    "cumgain.measures.sakai": "ntcireval",
+    "cumgain.measures.ir_measures_misc": "ir-measures",
+    "cumgain.measures.cwl": "cwl",
+    "cumgain.measures.diversity": "diversity",
+    "cumgain.measures.judgment_groups": "judgment-groups",
+    "cumgain.measures.preferences": "preferences",
 }
 
 #: Every parameter of the ir_measures form (cumgain.measures.parse.PARAMS). A parameter
@@ -99,7 +76,8 @@ PARAMETERS = {
 }
 
 _SUMMARY = {"mean": "mean", "mean_defined": "mean of the defined values", "sum": "sum",
-            "gmean": "geometric mean", "first": "the last line's run tag", "none": "none"}
+            "gmean": "geometric mean", "first": "the last line's run tag",
+            "none": "none (per topic only)"}
 _INPUT = {"ranking": "qrels", "judgment_groups": "judgment groups (`-R qrels_jg`)",
           "preferences": "preferences (`-R prefs`)",
           "subtopics": "subtopic judgments"}
@@ -213,40 +191,262 @@ def _group_of(family) -> str:
     return module
 
 
-#: The definitions of the main families as equations (MathJax), shown above their
-#: one-line formula. Notation: N documents retrieved, R relevant judgments, rel(i) = 1 if
-#: the document at rank i is relevant, found(k) = sum_{i<=k} rel(i), g(i) its gain,
-#: df(i) the discount, I the ideal ranking.
+def _page_title(page: str) -> str:
+    """The title of docs/measures/<page>.md (its first line, ``# title``)."""
+    path = DOCS / "measures" / f"{page}.md"
+    if not path.is_file():
+        raise RuntimeError(f"docs/measures/{page}.md, the page of a group of measure "
+                           f"families (docs/_ext/cumgain_docs.py's GROUPS), is missing")
+    first = path.read_text(encoding="utf-8").split("\n", 1)[0]
+    if not first.startswith("# "):
+        raise RuntimeError(f"docs/measures/{page}.md: the first line is not '# title'")
+    return first[2:].strip()
+
+
+def _anchor(name: str) -> str:
+    """The label of a family's entry: ``measure-`` and its name in lower case (Sphinx
+    labels ignore case); where two names differ only in case (``ndcg``, ``nDCG``), the
+    one in lower case keeps it and the other gets ``-2``."""
+    from cumgain.measures import FAMILIES
+
+    lower = name.lower()
+    if name != lower and lower in FAMILIES:
+        return f"measure-{lower}-2"
+    return f"measure-{lower}"
+
+
+#: What each family is, in a few words: the index on the catalogue's first page and the
+#: first line of its entry. A family without one shows its one-line formula (in code) in
+#: the index.
+MEANING = {
+    # counts
+    "runid": "the run's tag",
+    "num_q": "number of topics evaluated",
+    "num_ret": "documents retrieved",
+    "num_rel": "relevant judgments",
+    "num_rel_ret": "relevant documents retrieved",
+    "num_nonrel_judged_ret": "judged non-relevant documents retrieved",
+    # binary
+    "map": "average precision (its mean over topics: MAP)",
+    "gm_map": "geometric mean of average precision over topics",
+    "Rprec": "precision at rank R",
+    "recip_rank": "reciprocal rank of the first relevant document",
+    "iprec_at_recall": "interpolated precision at a recall level",
+    "P": "precision at k",
+    "recall": "recall at k",
+    "Rprec_mult": "precision at a multiple of R",
+    "utility": "linear utility of the retrieved set",
+    "11pt_avg": "interpolated precision averaged over 11 recall levels",
+    "binG": "binary gain, each relevant document discounted by the non-relevant above",
+    "map_cut": "average precision over the top k",
+    "relative_P": "precision at k relative to min(k, R)",
+    "success": "1 if a relevant document is in the top k, else 0",
+    "hits": "relevant documents in the top k",
+    "f1": "harmonic mean of precision and recall at k",
+    "set_P": "precision of the retrieved set",
+    "set_relative_P": "set precision relative to min(N, R)",
+    "set_recall": "recall of the retrieved set",
+    "set_map": "set precision times set recall",
+    "set_F": "F-measure of set precision and recall",
+    "yaap": "yet another average precision (log-odds form)",
+    # judged
+    "bpref": "binary preference: relevant documents above judged non-relevant ones",
+    "relstring": "the judgments of the top documents as a string",
+    "infAP": "inferred average precision, for incomplete judgments",
+    "gm_bpref": "geometric mean of bpref over topics",
+    "rbp_resid": "RBP's residual: what unjudged documents could add",
+    "unj": "fraction of the top k without a judgment",
+    # graded
+    "G": "gain discounted by the cost of reaching it, over the ideal's",
+    "dcg": "DCG of the whole ranking (trec_eval)",
+    "ideal_dcg": "DCG of the whole ideal ranking (trec_eval)",
+    "ndcg": "nDCG of the whole ranking (trec_eval)",
+    "ndcg_rel": "nDCG averaged at the relevant documents",
+    "Rndcg": "nDCG averaged where the ideal gain changes",
+    "ndcg_cut": "nDCG at k (trec_eval)",
+    "rbp": "rank-biased precision with graded gains (trec_eval)",
+    "CG": "cumulated gain at k",
+    "DCG": "discounted cumulated gain at k",
+    "nCG": "normalised cumulated gain at k",
+    "nDCG": "normalised discounted cumulated gain at k",
+    "avg_pos_nCG": "nCG averaged over ranks 1 to k",
+    "avg_pos_nDCG": "nDCG averaged over ranks 1 to k",
+    # NTCIREVAL
+    "Q": "Q-measure: graded average precision with blended ratios",
+    "OMeasure": "blended ratio at the first relevant document",
+    "PMeasure": "blended ratio at the first document of the highest level retrieved",
+    "PPlusMeasure": "blended ratios averaged down to the first document of the highest level",
+    "nERR": "expected reciprocal rank over the ideal's (NTCIREVAL)",
+    "iRBU": "intentwise rank-biased utility",
+    "GAP": "graded average precision",
+    "MSnDCG": "nDCG at k, NTCIREVAL's Microsoft version (= nDCG)",
+    "JKnDCG": "nDCG at k with Järvelin & Kekäläinen's discount (NTCIREVAL's nDCG)",
+    # ir_measures' providers
+    "ERR": "expected reciprocal rank (gdeval)",
+    "Judged": "fraction of the top k with a judgment",
+    "Compat": "compatibility with the ideal ranking (rank-biased overlap)",
+    "Accuracy": "fraction of (relevant, non-relevant) pairs ranked in that order",
+    # C/W/L
+    "RBP": "rank-biased precision",
+    "INST": "adaptive user model with a target gain T",
+    "INSQ": "user model with a target gain T, not adapting",
+    "BPM": "bejeweled player model: gain per rank until T or rank k",
+    "SDCG": "DCG at k over the DCG of k documents of gain 1",
+    "NERR8": "expected-reciprocal-rank user model, stopping at rank k",
+    "NERR9": "expected-reciprocal-rank user model, a rank-based continuation, stopping at k",
+    "NERR10": "expected-reciprocal-rank user model with persistence p",
+    "NERR11": "expected-reciprocal-rank user model with a target gain T",
+    # diversity
+    "ERR_IA": "intent-aware expected reciprocal rank",
+    "nERR_IA": "intent-aware ERR over the ideal ranking's",
+    "alpha_DCG": "α-DCG: DCG with gains discounted for redundancy",
+    "alpha_nDCG": "α-nDCG: α-DCG over the ideal ranking's",
+    "NRBP": "novelty- and rank-biased precision",
+    "nNRBP": "NRBP over the ideal ranking's",
+    "AP_IA": "intent-aware average precision",
+    "P_IA": "intent-aware precision at k",
+    "StRecall": "subtopic recall at k",
+    # judgment groups
+    "map_avgjg": "average precision averaged over judgment groups",
+    "P_avgjg": "precision at k averaged over judgment groups",
+    "Rprec_mult_avgjg": "Rprec_mult averaged over judgment groups",
+    # preferences
+    "prefs_num_prefs_poss": "number of preferences stated",
+    "prefs_num_prefs_ful": "number of preferences fulfilled",
+    "prefs_num_prefs_ful_ret": "number of preferences fulfilled with both documents retrieved",
+    "prefs_simp": "fraction of the preferences fulfilled",
+    "prefs_pair": "per document pair, the fraction of groups the ranking agrees with; "
+                  "the mean",
+    "prefs_avgjg": "fraction of the preferences fulfilled, averaged over judgment groups",
+    "prefs_avgjg_Rnonrel": "prefs_avgjg, each group's non-relevant documents cut or "
+                           "padded to R",
+    "prefs_simp_ret": "prefs_simp over pairs of retrieved documents",
+    "prefs_pair_ret": "prefs_pair over pairs of retrieved documents",
+    "prefs_avgjg_ret": "prefs_avgjg over pairs of retrieved documents",
+    "prefs_avgjg_Rnonrel_ret": "prefs_avgjg_Rnonrel among retrieved documents",
+    "prefs_simp_imp": "prefs_simp over pairs with a document retrieved",
+    "prefs_pair_imp": "prefs_pair over pairs with a document retrieved",
+    "prefs_avgjg_imp": "prefs_avgjg over pairs with a document retrieved",
+}
+
+_BR = r"\mathrm{BR}(i) = \frac{C(i) + \beta\, cg(i)}{i + \beta\, cg_I(i)}"
+_CWL = r"\sum_{i \le 1000} W_i\, g_i"
+
+#: The definitions as equations (MathJax; a tuple is several), shown above the one-line
+#: formula; the notation is given on each group's page (docs/measures/*.md). A family
+#: without one shows its one-line formula alone.
 LATEX = {
+    # binary
     "map": r"\mathrm{AP} = \frac{1}{R} \sum_{i:\, \mathrm{rel}(i)} \frac{\mathrm{found}(i)}{i}",
-    "map_cut": r"\mathrm{AP@}k = \frac{1}{R} \sum_{i \le k:\, \mathrm{rel}(i)} \frac{\mathrm{found}(i)}{i}",
+    "gm_map": r"\mathrm{gm\_map} = \exp\Big(\frac{1}{|T|} \sum_{t \in T} \log \max(\mathrm{AP}_t,\ 10^{-5})\Big)",
     "Rprec": r"\mathrm{Rprec} = \frac{\mathrm{found}(R)}{R}",
     "recip_rank": r"\mathrm{RR} = \frac{1}{\min\{i : \mathrm{rel}(i)\}}",
+    "iprec_at_recall": r"\mathrm{iprec}(x) = \max_{j \ge i_x} \frac{\mathrm{found}(j)}{j},\quad i_x = \min\{i : \mathrm{found}(i) \ge x R\}",
     "P": r"\mathrm{P@}k = \frac{\mathrm{found}(k)}{k}",
-    "recall": r"\mathrm{R@}k = \frac{\mathrm{found}(k)}{R}",
-    "relative_P": r"\frac{\mathrm{found}(k)}{\min(k, R)}",
-    "success": r"\mathrm{Success@}k = [\mathrm{found}(k) > 0]",
-    "f1": r"F_1\mathrm{@}k = \frac{2 P R}{P + R},\quad P = \frac{\mathrm{found}(k)}{k},\ R = \frac{\mathrm{found}(k)}{R_{\mathrm{total}}}",
-    "bpref": r"\mathrm{bpref} = \frac{1}{R} \sum_{d \text{ relevant, retrieved}} \left(1 - \frac{\min(n_d, R)}{\min(N_{\mathrm{nonrel}}, R)}\right)",
+    "recall": r"\mathrm{recall@}k = \frac{\mathrm{found}(k)}{R}",
+    "Rprec_mult": r"\mathrm{Rprec\_mult}(x) = \frac{\mathrm{found}(c)}{c},\quad c = \lfloor x R + 0.9 \rfloor",
+    "11pt_avg": r"\mathrm{11pt\_avg} = \frac{1}{|X|} \sum_{x \in X} \mathrm{iprec}(x),\quad X = \{0, 0.1, \ldots, 1\}",
+    "binG": r"\mathrm{binG} = \frac{1}{R} \sum_{i:\, \mathrm{rel}(i)} \frac{1}{\log_2(i + 2 - \mathrm{found}(i))}",
+    "map_cut": r"\mathrm{AP@}k = \frac{1}{R} \sum_{i \le k:\, \mathrm{rel}(i)} \frac{\mathrm{found}(i)}{i}",
+    "relative_P": r"\mathrm{relative\_P@}k = \frac{\mathrm{found}(k)}{\min(k, R)}",
+    "success": r"\mathrm{Success@}k = \begin{cases} 1 & \mathrm{found}(k) > 0 \\ 0 & \text{otherwise} \end{cases}",
+    "hits": r"\mathrm{Hits@}k = \mathrm{found}(k)",
+    "f1": r"F_1\mathrm{@}k = \frac{2\, \mathrm{P@}k \cdot \mathrm{recall@}k}{\mathrm{P@}k + \mathrm{recall@}k}",
+    "set_P": r"\mathrm{set\_P} = \frac{\mathrm{found}(N)}{N}",
+    "set_relative_P": r"\mathrm{set\_relative\_P} = \frac{\mathrm{found}(N)}{\min(N, R)}",
+    "set_recall": r"\mathrm{set\_recall} = \frac{\mathrm{found}(N)}{R}",
+    "set_map": r"\mathrm{set\_map} = \frac{\mathrm{found}(N)^2}{N R} = \mathrm{set\_P} \cdot \mathrm{set\_recall}",
+    "set_F": r"\mathrm{set\_F} = \frac{(\beta + 1)\, \mathrm{set\_P} \cdot \mathrm{set\_recall}}{\beta\, \mathrm{set\_P} + \mathrm{set\_recall}}",
+    "yaap": r"\mathrm{yaap} = \log \frac{1 + S}{1 + R - S},\quad S = \sum_{i:\, \mathrm{rel}(i)} \frac{\mathrm{found}(i)}{i}",
+    # judged
+    "bpref": r"\mathrm{bpref} = \frac{1}{R} \sum_{i:\, \mathrm{rel}(i)} \Big(1 - \frac{\min(n_i, R)}{\min(N_{\mathrm{nonrel}}, R)}\Big)",
+    "infAP": r"\mathrm{infAP} = \frac{1}{R} \sum_{i:\, \mathrm{rel}(i)} \Big(\frac{1}{i} + \frac{r_i + n_i + u_i}{i} \cdot \frac{r_i + \epsilon}{r_i + n_i + 2 \epsilon}\Big),\quad \epsilon = 10^{-5}",
+    "gm_bpref": r"\mathrm{gm\_bpref} = \exp\Big(\frac{1}{|T|} \sum_{t \in T} \log \max(\mathrm{bpref}_t,\ 10^{-5})\Big)",
+    "rbp_resid": r"\mathrm{rbp\_resid} = p^N + (1 - p) \sum_{i \le N:\, d_i \text{ unjudged}} p^{i-1}",
+    # graded
     "CG": r"\mathrm{CG@}k = \sum_{i=1}^{k} g(i)",
     "DCG": r"\mathrm{DCG@}k = \sum_{i=1}^{k} \frac{g(i)}{\mathrm{df}(i)}",
     "nCG": r"\mathrm{nCG@}k = \frac{\mathrm{CG@}k}{\mathrm{CG}_I\mathrm{@}k}",
     "nDCG": r"\mathrm{nDCG@}k = \frac{\mathrm{DCG@}k}{\mathrm{DCG}_I\mathrm{@}k}",
+    "avg_pos_nCG": r"\mathrm{avg\_pos\_nCG@}k = \frac{1}{k} \sum_{i=1}^{k} \mathrm{nCG@}i",
+    "avg_pos_nDCG": r"\mathrm{avg\_pos\_nDCG@}k = \frac{1}{k} \sum_{i=1}^{k} \mathrm{nDCG@}i",
+    "dcg": r"\mathrm{dcg} = \sum_{i=1}^{N} \frac{g(i)}{\log_2(i + 1)}",
+    "ideal_dcg": r"\mathrm{ideal\_dcg} = \sum_{i} \frac{g_I(i)}{\log_2(i + 1)}",
+    "ndcg": r"\mathrm{ndcg} = \frac{\sum_{i \le N} g(i) / \log_2(i + 1)}{\sum_{i} g_I(i) / \log_2(i + 1)}",
     "ndcg_cut": r"\mathrm{ndcg\_cut}.k = \frac{\sum_{i \le k} g(i) / \log_2(i + 1)}{\sum_{i \le k} g_I(i) / \log_2(i + 1)}",
-    "ndcg": r"\mathrm{ndcg} = \frac{\sum_{i \le N} g(i) / \log_2(i + 1)}{\sum_{i \le R} g_I(i) / \log_2(i + 1)}",
-    "avg_pos_nDCG": r"\frac{1}{k} \sum_{i=1}^{k} \mathrm{nDCG}[i]",
-    "avg_pos_nCG": r"\frac{1}{k} \sum_{i=1}^{k} \mathrm{nCG}[i]",
-    "rbp": r"\mathrm{RBP} = (1 - p) \sum_{i} g(i)\, p^{i-1}",
-    "ERR": r"\mathrm{ERR@}k = \sum_{i=1}^{k} \frac{R_i}{i} \prod_{j<i} (1 - R_j),\quad R_i = \frac{2^{\ell_i} - 1}{2^{4}}",
-    "nERR": r"\mathrm{nERR@}k = \frac{\mathrm{ERR@}k}{\mathrm{ERR}_I\mathrm{@}k},\quad R_i = \frac{g_i}{g_{\max} + 1}",
-    "Q": r"Q\mathrm{@}k = \frac{1}{\min(R, k)} \sum_{i \le k:\, g_i > 0} \frac{C(i) + \beta\, cg(i)}{i + \beta\, cg_I(i)}",
-    "set_P": r"\frac{\mathrm{num\_rel\_ret}}{N}",
-    "set_recall": r"\frac{\mathrm{num\_rel\_ret}}{R}",
-    "set_map": r"\frac{\mathrm{num\_rel\_ret}^2}{N R}",
-    "set_F": r"F_\beta = \frac{(\beta + 1) P R}{\beta P + R}",
-    "binG": r"\frac{1}{R} \sum_{i:\, \mathrm{rel}(i)} \frac{1}{\log_2(i + 2 - \mathrm{found}(i))}",
-    "yaap": r"\log \frac{1 + S}{1 + R - S},\quad S = \sum_{i:\, \mathrm{rel}(i)} \frac{\mathrm{found}(i)}{i}",
-    "alpha_DCG": r"\alpha\mathrm{DCG@}k = \sum_{i \le k} \frac{\sum_s J_s(i) (1 - \alpha)^{c_s(i)}}{\log_2(i + 1)}",
+    "rbp": r"\mathrm{rbp} = (1 - p) \sum_{i} p^{i-1} g(i)",
+    # NTCIREVAL
+    "Q": (r"Q\mathrm{@}k = \frac{1}{\min(R, k)} \sum_{i \le k:\, g(i) > 0} \mathrm{BR}(i)", _BR),
+    "OMeasure": (r"\mathrm{O@}k = \mathrm{BR}(r),\quad r = \min\{i \le k : g(i) > 0\}", _BR),
+    "PMeasure": (r"\mathrm{P@}k = \begin{cases} \mathrm{BR}(p) & p \le k \\ 0 & p > k \end{cases},\quad p = \min\{i \le N : \ell(i) = \max_{j \le N} \ell(j) > 0\}", _BR),
+    "PPlusMeasure": (r"\mathrm{P^{+}@}k = \frac{1}{C(p)} \sum_{i \le \min(p, k):\, g(i) > 0} \mathrm{BR}(i),\quad p \text{ as for P}", _BR),
+    "GAP": r"\mathrm{GAP@}k = \frac{1}{\sum_{j} g_I(j)} \sum_{i \le k:\, g(i) > 0} \frac{1}{i} \sum_{j \le i} \min\big(g(j), g(i)\big)",
+    "MSnDCG": r"\mathrm{MSnDCG@}k = \frac{\sum_{i \le k} g(i) / \log_2(i + 1)}{\sum_{i \le k} g_I(i) / \log_2(i + 1)}",
+    "JKnDCG": r"\mathrm{JKnDCG@}k = \frac{\sum_{i \le k} g(i) / \mathrm{df}(i)}{\sum_{i \le k} g_I(i) / \mathrm{df}(i)},\quad \mathrm{df}(i) = \begin{cases} 1 & i < b \\ \log_b i & i \ge b \end{cases}",
+    "nERR": r"\mathrm{nERR@}k = \frac{\mathrm{ERR@}k}{\mathrm{ERR}_I\mathrm{@}k},\quad \mathrm{ERR@}k = \sum_{i \le k} \frac{R_i}{i} \prod_{j < i} (1 - R_j),\quad R_i = \frac{g(i)}{g_{\max} + 1}",
+    "iRBU": r"\mathrm{iRBU@}k = \sum_{i \le k} p^i R_i \prod_{j < i} (1 - R_j) - e \sum_{i \le k} p^i,\quad R_i = \frac{g(i)}{g_{\max} + 1}",
+    # ir_measures' providers
+    "ERR": (r"\mathrm{ERR@}k = \sum_{i=1}^{k} \frac{R_i}{i} \prod_{j<i} (1 - R_j),\quad R_i = \frac{2^{\ell_i} - 1}{2^{4}}",
+            r"\text{with gains=:}\quad R_i = \frac{g_i}{g_{\max} + 1}"),
+    "Judged": r"\mathrm{Judged@}k = \frac{|\{i \le \min(k, N) : d_i \text{ judged}\}|}{\min(k, N)}",
+    # C/W/L
+    "RBP": (r"\mathrm{RBP(rel}{=}r) = \sum_{i \le 1000} W_i\, [\ell_i \ge r],\quad W_i = \frac{p^{i-1}}{\sum_{j \le 1000} p^{j-1}}",
+            r"\mathrm{RBP@}k = (1 - p) \sum_{i \le k} p^{i-1} \ell_i \quad \text{(without rel=)}"),
+    "INST": r"\mathrm{INST} = " + _CWL + r",\quad c_i = \Big(\frac{i + T + T_i - 1}{i + T + T_i}\Big)^2,\quad T_i = T - \sum_{j \le i} g_j",
+    "INSQ": r"\mathrm{INSQ} = " + _CWL + r",\quad c_i = \Big(\frac{i + 2T - 1}{i + 2T}\Big)^2",
+    "BPM": r"\mathrm{BPM@}k = \frac{1}{m} \sum_{i \le m} g_i,\quad m = \min\Big\{i : \sum_{j \le i} g_j \ge T \text{ or } i = k\Big\}",
+    "SDCG": r"\mathrm{SDCG@}k = \frac{\sum_{i \le k} g_i / \log_2(i + 1)}{\sum_{i \le k} 1 / \log_2(i + 1)}",
+    "NERR8": r"\mathrm{NERR8@}k = " + _CWL + r",\quad c_i = \begin{cases} 1 - g_i & i < k \\ 0 & i \ge k \end{cases}",
+    "NERR9": r"\mathrm{NERR9@}k = " + _CWL + r",\quad c_i = \begin{cases} \frac{i}{i + 1} (1 - g_i) & i < k \\ 0 & i \ge k \end{cases}",
+    "NERR10": r"\mathrm{NERR10} = " + _CWL + r",\quad c_i = p\, (1 - g_i)",
+    "NERR11": r"\mathrm{NERR11} = " + _CWL + r",\quad c_i = \Big(\frac{i + 2T - 1}{i + 2T}\Big)^2 (1 - g_i)",
+    # diversity
+    "ERR_IA": r"\mathrm{ERR\text{-}IA@}k = \frac{\sum_{i \le k} g(i) / i}{\sum_{i \le k} I(i) / i}",
+    "nERR_IA": r"\mathrm{nERR\text{-}IA@}k = \frac{\mathrm{ERR\text{-}IA@}k}{\mathrm{ERR\text{-}IA}_I\mathrm{@}k}",
+    "alpha_DCG": r"\alpha\text{-}\mathrm{DCG@}k = \frac{\sum_{i \le k} g(i) / \log_2(i + 1)}{\sum_{i \le k} I(i) / \log_2(i + 1)}",
+    "alpha_nDCG": r"\alpha\text{-}\mathrm{nDCG@}k = \frac{\alpha\text{-}\mathrm{DCG@}k}{\alpha\text{-}\mathrm{DCG}_I\mathrm{@}k}",
+    "NRBP": r"\mathrm{NRBP} = \frac{1 - (1 - \alpha) \beta}{S} \sum_{i} g(i)\, \beta^{i-1}",
+    "nNRBP": r"\mathrm{nNRBP} = \frac{\mathrm{NRBP}}{\mathrm{NRBP}_I}",
+    "AP_IA": r"\mathrm{AP\text{-}IA} = \frac{1}{S} \sum_{s} \mathrm{AP}_s,\quad \mathrm{AP}_s = \frac{1}{R_s} \sum_{i:\, d_i \text{ relevant to } s} \frac{\mathrm{found}_s(i)}{i}",
+    "P_IA": r"\mathrm{P\text{-}IA@}k = \frac{1}{k S} \sum_{i \le k} |\{s : d_i \text{ relevant to } s\}|",
+    "StRecall": r"\mathrm{StRecall@}k = \frac{|\{s : \text{some } d_i,\ i \le k, \text{ relevant to } s\}|}{S}",
+    # judgment groups: J the topic's judgment groups, each measure against group j's judgments
+    "map_avgjg": r"\mathrm{map\_avgjg} = \frac{1}{|J|} \sum_{j \in J} \mathrm{AP}_j",
+    "P_avgjg": r"\mathrm{P\_avgjg@}k = \frac{1}{|J|} \sum_{j \in J} \mathrm{P@}k_j",
+    "Rprec_mult_avgjg": r"\mathrm{Rprec\_mult\_avgjg}(x) = \frac{1}{|J|} \sum_{j \in J} \mathrm{Rprec\_mult}(x)_j",
+    # preferences: P the preferences the judgments state, F those the ranking fulfils
+    "prefs_num_prefs_poss": r"\mathrm{prefs\_num\_prefs\_poss} = |P|",
+    "prefs_num_prefs_ful": r"\mathrm{prefs\_num\_prefs\_ful} = |F|",
+    "prefs_num_prefs_ful_ret": r"\mathrm{prefs\_num\_prefs\_ful\_ret} = |F \cap P_{\mathrm{ret}}|",
+    "prefs_simp": r"\mathrm{prefs\_simp} = \frac{|F|}{|P|}",
+    "prefs_simp_ret": r"\mathrm{prefs\_simp\_ret} = \frac{|F \cap P_{\mathrm{ret}}|}{|P_{\mathrm{ret}}|}",
+    "prefs_simp_imp": r"\mathrm{prefs\_simp\_imp} = \frac{|F \cap P_{\mathrm{imp}}|}{|P_{\mathrm{imp}}|}",
+    "prefs_pair": r"\mathrm{prefs\_pair} = \frac{1}{|D|} \sum_{(a, b) \in D} \frac{|\{j \in J_{ab} : \text{the ranking agrees with } j\}|}{|J_{ab}|}",
+    "prefs_pair_ret": r"\mathrm{prefs\_pair\_ret} = \frac{1}{|D_{\mathrm{ret}}|} \sum_{(a, b) \in D_{\mathrm{ret}}} \frac{|\{j \in J_{ab} : \text{the ranking agrees with } j\}|}{|J_{ab}|}",
+    "prefs_pair_imp": r"\mathrm{prefs\_pair\_imp} = \frac{1}{|D_{\mathrm{imp}}|} \sum_{(a, b) \in D_{\mathrm{imp}}} \frac{|\{j \in J_{ab} : \text{the ranking agrees with } j\}|}{|J_{ab}|}",
+    "prefs_avgjg": r"\mathrm{prefs\_avgjg} = \frac{1}{|J|} \sum_{j \in J} \frac{|F_j|}{|P_j|}",
+    "prefs_avgjg_ret": r"\mathrm{prefs\_avgjg\_ret} = \frac{1}{|J|} \sum_{j \in J} \frac{|F_j \cap P_{\mathrm{ret}}|}{|P_j \cap P_{\mathrm{ret}}|}",
+    "prefs_avgjg_imp": r"\mathrm{prefs\_avgjg\_imp} = \frac{1}{|J|} \sum_{j \in J} \frac{|F_j \cap P_{\mathrm{imp}}|}{|P_j \cap P_{\mathrm{imp}}|}",
+    "prefs_avgjg_Rnonrel": r"\mathrm{prefs\_avgjg\_Rnonrel} = \frac{1}{|J|} \sum_{j \in J} \frac{|F'_j|}{|P'_j|},\quad P'_j: \text{group } j\text{'s non-relevant documents cut or padded to } R_j",
+    "prefs_avgjg_Rnonrel_ret": r"\mathrm{prefs\_avgjg\_Rnonrel\_ret} = \frac{1}{|J|} \sum_{j \in J} \frac{|F'_j \cap P_{\mathrm{ret}}|}{|P'_j \cap P_{\mathrm{ret}}|}",
+    # counts (runid and relstring are text, not numbers)
+    "num_q": r"\mathrm{num\_q} = |T|",
+    "num_ret": r"\mathrm{num\_ret} = N",
+    "num_rel": r"\mathrm{num\_rel} = R = |\{d \text{ judged} : \ell(d) \ge \mathrm{rel}\}|",
+    "num_rel_ret": r"\mathrm{num\_rel\_ret} = \mathrm{found}(N) = \sum_{i \le N} \mathrm{rel}(i)",
+    "num_nonrel_judged_ret": r"\mathrm{num\_nonrel\_judged\_ret} = |\{i \le N : 0 \le \ell(d_i) < \mathrm{rel}\}|",
+    "utility": (r"\mathrm{utility}(a, b, c, d) = a f + b (N - f) + c (R - f) + d (C + f - N - R),\quad f = \mathrm{found}(N)",
+                r"C \text{ the collection's size (trec\_eval's } \texttt{-N}\text{; 0 by default)}"),
+    "unj": r"\mathrm{unj@}k = \frac{|\{i \le k : d_i \text{ not judged}\}|}{k}",
+    "G": (r"\mathrm{G} = \frac{1}{\sum_{j} g_I(j)} \sum_{i \le N:\, g(i) \ne 0} \frac{g(i)}{\log_2\big(2 + C(i) - S(i)\big)}",
+          r"S(i) = \sum_{j \le i} g(j),\quad C(i) = \sum_{j \le i} \max\big(g_I(j), 1\big)"),
+    "ndcg_rel": (r"\mathrm{ndcg\_rel} = \frac{1}{M} \Big(\sum_{i \le N:\, g(i) > 0} \frac{\mathrm{DCG@}i}{\mathrm{DCG}_I\mathrm{@}i} + (M - m)\, \frac{\mathrm{DCG@}N}{\mathrm{DCG}_I\mathrm{@}M}\Big)",
+                 r"M = |\{j : g_I(j) > 0\}|,\quad m = |\{i \le N : g(i) > 0\}|,\quad \mathrm{df}(i) = \log_2(i + 1)"),
+    "Rndcg": (r"\mathrm{Rndcg} = \frac{1}{|B|} \sum_{b \in B} \frac{\mathrm{DCG@}b}{\mathrm{DCG}_I\mathrm{@}b}",
+              r"B = \{b \le M : g_I(b + 1) \ne g_I(b)\} \cup \{N \text{ if } N > M\},\quad M = |\{j : g_I(j) > 0\}|;\quad 0 \text{ if } R = 0"),
+    "Compat": (r"\mathrm{Compat} = \frac{\sum_{d=1}^{D} p^{d-1}\, |A_{1:d} \cap I_{1:d}| / d}{\sum_{d=1}^{D} p^{d-1} \min(d, M) / d},\quad D = \max(N, M)",
+               r"A \text{ the run},\ I \text{ the ideal ranking of the } M \text{ relevant judgments};\ \text{normalize=False: denominator } \textstyle\sum_{d \le D} p^{d-1}"),
+    "Accuracy": r"\mathrm{Accuracy@}k = \frac{|\{(i, j) : i < j \le k,\ \mathrm{rel}(i) = 1,\ \mathrm{rel}(j) = 0\}|}{\mathrm{found}(k)\, \big(\min(k, N) - \mathrm{found}(k)\big)}",
 }
 
 
@@ -261,67 +461,134 @@ def _expected_ties(family) -> str:
     return "refused: no exact form here; `ties=\"optimistic\"` / `\"pessimistic\"` bound it"
 
 
-def measure_catalogue() -> str:
-    """The catalogue as Markdown: the parameters, then per group of families a section
-    per family (its definition and source, then a two-column table: its spellings,
-    parameters, input, summary and what ties="expected" does), then trec_eval's
-    nicknames."""
-    from cumgain.measures import FAMILIES, NICKNAMES
+def _by_group() -> dict:
+    """GROUPS' modules -> their families, in the catalogue's order."""
+    by_group: dict = {module: [] for module in GROUPS}
+    for family in _ordered_families():
+        by_group[_group_of(family)].append(family)
+    return by_group
+
+
+def _entry(family, heading: str, redirected: dict, ranx: dict) -> list:
+    """A family's entry (Markdown lines): its label and heading (``heading`` is ``##``
+    or ``###``), what it is (:data:`MEANING`), its definition (equations, or the one-line
+    formula in code), then a two-column table: the one-line formula (after equations),
+    the source, its spellings, parameters, input, summary and what ties="expected"
+    does."""
+    input_ = _INPUT[family.input] + (f" (new in trec_eval {family.since}.0)"
+                                     if family.since else "")
+    more, more_params = redirected.get(family.name, ([], []))
+    keys = dict.fromkeys(family.ir_params + tuple(more_params))
+    params = ", ".join(f"`{key}`" for key in keys) or "none"
+    equations = LATEX.get(family.name, ())
+    if isinstance(equations, str):
+        equations = (equations,)
+    out = [f"({_anchor(family.name)})=", f"{heading} {family.name}", ""]
+    if family.name in MEANING:
+        out += [_cell(MEANING[family.name][:1].upper() + MEANING[family.name][1:]) + ".", ""]
+    rows = []
+    if equations:
+        for equation in equations:
+            out += ["$$", equation, "$$", ""]
+        rows.append(("plain text", _code(_cell(family.formula))))
+    else:
+        out += [_code(family.formula), ""]
+    rows += [("source", _cell(family.source)),
+             ("trec_eval", "<br>".join(_trec_spellings(family))),
+             ("ir_measures", ", ".join(_ir_spellings(family) + more)),
+             ("ranx", ", ".join(ranx.get(family.name, []))),
+             ("parameters", params),
+             ("input, summary", f"{input_}; {_SUMMARY[family.aggregate]}"),
+             ('`ties="expected"`', _expected_ties(family))]
+    out += ["{.measure-entry}", "| | |", "|---|---|"]      # (no header: docs/_static)
+    out += [f"| {label} | {text} |" for label, text in rows if text]
+    return out + [""]
+
+
+def group_entries(families: list, heading: str = "##") -> str:
+    """The entries of a group's families, as its page includes them."""
+    redirected, ranx = _redirected_ir_spellings(), _ranx_spellings()
+    out: list = []
+    for family in families:
+        out += _entry(family, heading, redirected, ranx)
+    return "\n".join(out)
+
+
+def _count_sentence() -> str:
+    from cumgain.measures import FAMILIES
+
+    return (f"{len(FAMILIES)} measure families, generated from `cumgain.measures.FAMILIES` "
+            "when these pages were built.")
+
+
+def measure_index() -> str:
+    """The index of the catalogue's first page: per group, its title, a link to its
+    page and a row per family: the name (a link to its entry), its ir_measures names and
+    what it is."""
+    out = [_count_sentence() + " Each name links to the family's entry: its definition, "
+           "its spellings in trec_eval, ir_measures and ranx, its parameters and its "
+           "source.", ""]
+    for module, families in _by_group().items():
+        if not families:
+            continue
+        page = GROUPS[module]
+        title = _page_title(page)
+        out += [f"## {title}", "",
+                f"Definitions, spellings and parameters: [{title}](/measures/{page}.md).", "",
+                "{.measure-index}", "| measure | ir_measures | what it is |", "|---|---|---|"]
+        for family in families:
+            meaning = MEANING.get(family.name) or _code(family.formula)
+            names = ", ".join(_code(name) for name in family.ir_names)
+            out.append(f"| [`{family.name}`](#{_anchor(family.name)}) | {names} | "
+                       f"{_cell(meaning)} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def parameters_table() -> str:
+    """The parameters of the ir_measures form, one row each."""
     from cumgain.measures.parse import PARAMS
 
     unknown = sorted(set(PARAMS) - set(PARAMETERS))
     if unknown:
         raise RuntimeError(f"parameters {unknown} of cumgain.measures.parse.PARAMS are "
                            f"not described in docs/_ext/cumgain_docs.py's PARAMETERS")
-    redirected, ranx = _redirected_ir_spellings(), _ranx_spellings()
-    by_group: dict = {module: [] for module in GROUPS}
-    for family in _ordered_families():
-        by_group[_group_of(family)].append(family)
-
-    out = [f"{len(FAMILIES)} measure families, generated from `cumgain.measures.FAMILIES` "
-           "when these pages were built. Each entry gives the family's spellings as the "
-           "parser reads them: trec_eval's (with its default parameters, and an example "
-           "of its own), ir_measures' (`@k` where it takes a cut-off) and ranx's (each "
-           "also with ranx's relevance level, `-lN`), the parameters of the ir_measures "
-           "form, what it is computed from, how topics combine, and what "
-           "`ties=\"expected\"` does for it.", ""]
-    out += ["(catalogue-parameters)=", "## Parameters of the ir_measures form", "",
-            "Written `Name(key=value, ...)@k`; a family takes only the parameters its "
-            "row lists (any other is an error naming the ones it takes).", "",
-            "| parameter | meaning |", "|---|---|"]
+    out = ["| parameter | meaning |", "|---|---|"]
     out += [f"| `{key}` | {_cell(PARAMETERS[key])} |" for key in PARAMS]
-    out.append("")
-    for module, families in by_group.items():
-        if not families:
-            continue
-        title, blurb = GROUPS[module]
-        out += [f"## {title}", "", blurb, ""]
-        for family in families:
-            input_ = _INPUT[family.input] + (
-                f" (trec_eval {family.since}.0)" if family.since else "")
-            more, more_params = redirected.get(family.name, ([], []))
-            keys = dict.fromkeys(family.ir_params + tuple(more_params))
-            params = ", ".join(f"`{key}`" for key in keys) or "none"
-            spellings = [("trec_eval", "<br>".join(_trec_spellings(family))),
-                         ("ir_measures", ", ".join(_ir_spellings(family) + more)),
-                         ("ranx", ", ".join(ranx.get(family.name, [])))]
-            out += [f"### {family.name}", ""]
-            if family.name in LATEX:
-                out += ["$$", LATEX[family.name], "$$", ""]
-            out += [_cell(family.formula) + (f" *({_cell(family.source)})*"
-                                             if family.source else ""), "",
-                    "| | |", "|---|---|"]
-            out += [f"| {label} | {text} |" for label, text in spellings if text]
-            out += [f"| parameters | {params} |",
-                    f"| input, summary | {input_}; {_SUMMARY[family.aggregate]} |",
-                    f"| `ties=\"expected\"` | {_expected_ties(family)} |", ""]
-        out.append("")
-    out += ["(catalogue-nicknames)=", "## trec_eval's nicknames", "",
-            "`-m NICKNAME` (and `evaluate(..., [NICKNAME])`) marks exactly trec_eval 10.0's "
-            "members:", "", "| nickname | measures |", "|---|---|"]
+    return "\n".join(out) + "\n"
+
+
+def nicknames_table() -> str:
+    """trec_eval's nicknames and their members."""
+    from cumgain.measures import NICKNAMES
+
+    out = ["| nickname | measures |", "|---|---|"]
     out += [f"| `{name}` | {', '.join(_code(m) for m in members)} |"
             for name, members in NICKNAMES.items()]
     return "\n".join(out) + "\n"
+
+
+def catalogue_fragments() -> dict:
+    """Every generated part of the catalogue: path under docs/_generated -> Markdown."""
+    fragments = {"measure_index.md": measure_index(),
+                 "measure_parameters.md": parameters_table(),
+                 "measure_nicknames.md": nicknames_table()}
+    for module, families in _by_group().items():
+        fragments[f"measures/{GROUPS[module]}.md"] = group_entries(families)
+    return fragments
+
+
+def measure_catalogue() -> str:
+    """The whole catalogue as one Markdown text (what tests/test_docs.py reads): the
+    index, the parameters, then per group its title and its families' entries (``###``
+    headings), then trec_eval's nicknames. The pages show the same parts, split: the
+    index on docs/measures.md, each group on its page."""
+    out = [measure_index(), "## Parameters of the ir_measures form", "", parameters_table()]
+    for module, families in _by_group().items():
+        if families:
+            out += [f"## {_page_title(GROUPS[module])}", "", group_entries(families, "###")]
+    out += ["## trec_eval's nicknames", "", nicknames_table()]
+    return "\n".join(out)
 
 
 # ----------------------------------------------------------------- demo data and gallery
@@ -466,7 +733,8 @@ def _write(path: Path, text: str) -> None:
 def generate() -> None:
     """Write everything under ``docs/_generated``."""
     demo_dir()
-    _write(GENERATED / "measure_catalogue.md", measure_catalogue())
+    for name, text in catalogue_fragments().items():
+        _write(GENERATED / name, text)
     _write(GENERATED / "layout.md", layout_page())
     _write(GENERATED / "gallery.md", gallery_page(build_gallery(GENERATED / "gallery")))
 
