@@ -34,12 +34,17 @@ from setuptools.command.build_ext import build_ext
 from setuptools.errors import CompileError, ExecError, PlatformError
 
 try:
+    import Cython
     from Cython.Build import cythonize
 except ImportError:  # pragma: no cover - exercised only on a broken build env
+    Cython = None
+if Cython is None or tuple(int(part) for part in Cython.__version__.split(".")[:2]
+                           if part.isdigit()) < (3, 1):
     sys.exit(
-        "cumgain needs Cython >= 3 to build its compiled core (cgcore). "
-        "Install it with `pip install 'Cython>=3'`, or build with `pip install .`, "
-        "which installs the build requirements from pyproject.toml."
+        "cumgain needs Cython >= 3.1 to build its compiled core (cgcore); found "
+        f"{getattr(Cython, '__version__', 'none')}. Install it with "
+        "`pip install 'Cython>=3.1'`, or build with `pip install .`, which installs the "
+        "build requirements from pyproject.toml."
     )
 
 DEBUG = os.environ.get("CUMGAIN_DEBUG", "") not in ("", "0")
@@ -105,6 +110,12 @@ extensions = [
     for name in MODULES
 ]
 
+# Cython's runtime code that every module needs (memoryviews, buffers, error handling)
+# compiled once, into one shared module, rather than into each of the extensions.
+SHARED_UTILITY = "cgcore._cyutility"
+extensions.append(Extension(SHARED_UTILITY, sources=[], extra_compile_args=compile_args,
+                            extra_link_args=link_args))
+
 # Each configuration keeps its own generated C and objects, so switching between them
 # never links stale code (setuptools only recompiles a .c newer than its object).
 VARIANT = "-".join(name for name, on in (("debug", DEBUG), ("sanitize", SANITIZE and not FUZZ),
@@ -144,6 +155,7 @@ class BuildExtensions(build_ext):
 # where they would be spawned, re-running this file, in one.
 setup(ext_modules=cythonize(extensions, compiler_directives=directives,
                             build_dir=f"build/cython-{VARIANT}",
+                            shared_utility_qualified_name=SHARED_UTILITY,
                             nthreads=(os.cpu_count() or 1) if sys.platform.startswith("linux")
                             else 0),
       cmdclass={"build_ext": BuildExtensions},

@@ -15,7 +15,7 @@ libFuzzer linked in, which the atheris wheel ships, preloaded:
 
     apt-get install -y clang libclang-rt-14-dev       # Debian 12: clang 14
     python3 -m venv /work/venv-fuzz && . /work/venv-fuzz/bin/activate
-    pip install atheris numpy scipy 'Cython>=3' 'setuptools>=77' pytest hypothesis
+    pip install atheris numpy scipy 'Cython>=3.1' 'setuptools>=77' pytest hypothesis
     CC=clang CUMGAIN_FUZZ=1 pip install --no-build-isolation -e .
     cp -r tests/fuzz/corpus /tmp/corpus-files         # libFuzzer adds to the folder
     LD_PRELOAD="$(python -c 'import atheris; print(atheris.path())')/asan_with_fuzzer.so" \
