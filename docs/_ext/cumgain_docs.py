@@ -96,6 +96,12 @@ PARAMETERS = {
     "residual": "`RBP(rel=1, residual=True)`: cwl_eval's residual (`cwl_eval -r`), what "
                 "unjudged documents and missing ranks up to 1000 could add",
     "e": "iRBU's effort term, a finite number >= 0 (default 0: left out)",
+    "gamma": "rank-biased NCU's gamma, in [0, 1] (NTCIREVAL's `--gamma`; default 0.95): "
+             "the chance of stopping at the n-th relevant document is proportional to "
+             "gamma^(n - 1)",
+    "stops": "graded-uniform NCU's stop values, a `{level: value}` table naming every "
+             "relevant level, values >= 0 (NTCIREVAL's `-s 1:2:3` is `stops={1: 1, 2: 2, "
+             "3: 3}`; default: the gains)",
 }
 
 _SUMMARY = {"mean": "mean", "mean_defined": "mean of the defined values", "sum": "sum",
@@ -240,6 +246,10 @@ LATEX = {
     "ERR": r"\mathrm{ERR@}k = \sum_{i=1}^{k} \frac{R_i}{i} \prod_{j<i} (1 - R_j),\quad R_i = \frac{2^{\ell_i} - 1}{2^{4}}",
     "nERR": r"\mathrm{nERR@}k = \frac{\mathrm{ERR@}k}{\mathrm{ERR}_I\mathrm{@}k},\quad R_i = \frac{g_i}{g_{\max} + 1}",
     "Q": r"Q\mathrm{@}k = \frac{1}{\min(R, k)} \sum_{i \le k:\, g_i > 0} \frac{C(i) + \beta\, cg(i)}{i + \beta\, cg_I(i)}",
+    "NCUguP": r"\mathrm{NCU}_{gu,P}\mathrm{@}k = \sum_{i \le k:\, g_i > 0} \frac{s_i}{\sum_{d \text{ relevant}} s_d} \cdot \frac{C(i)}{i}",
+    "NCUguBR": r"\mathrm{NCU}_{gu,BR}\mathrm{@}k = \sum_{i \le k:\, g_i > 0} \frac{s_i}{\sum_{d \text{ relevant}} s_d} \cdot \frac{C(i) + \beta\, cg(i)}{i + \beta\, cg_I(i)}",
+    "NCUrbP": r"\mathrm{NCU}_{rb,P}\mathrm{@}k = \sum_{i \le k:\, g_i > 0} \frac{\gamma^{C(i) - 1}}{\sum_{j < R} \gamma^j} \cdot \frac{C(i)}{i}",
+    "NCUrbBR": r"\mathrm{NCU}_{rb,BR}\mathrm{@}k = \sum_{i \le k:\, g_i > 0} \frac{\gamma^{C(i) - 1}}{\sum_{j < R} \gamma^j} \cdot \frac{C(i) + \beta\, cg(i)}{i + \beta\, cg_I(i)}",
     "set_P": r"\frac{\mathrm{num\_rel\_ret}}{N}",
     "set_recall": r"\frac{\mathrm{num\_rel\_ret}}{R}",
     "set_map": r"\frac{\mathrm{num\_rel\_ret}^2}{N R}",
