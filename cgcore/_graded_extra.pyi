@@ -1,5 +1,5 @@
 """Type stubs for the kernels of the graded measures beyond trec_eval (gdeval's ERR,
-NTCIREVAL's Q, nERR, iRBU and GAP, Clarke et al.'s compatibility, pairwise accuracy)."""
+NTCIREVAL's Q, NCU, nERR, iRBU and GAP, Clarke et al.'s compatibility, pairwise accuracy)."""
 import numpy as np
 import numpy.typing as npt
 
@@ -36,3 +36,11 @@ PREFERRED_P_PLUS: int
 def blended_ratio_at_preferred(gains: Float64Array, levels: Float64Array, offsets: Int64Array,
                                ideal: Float64Array, ideal_offsets: Int64Array, beta: float,
                                cutoff: int, kind: int) -> Float64Array: ...
+STOP_GRADED_UNIFORM: int
+STOP_RANK_BIASED: int
+def graded_stop_totals(levels: Float64Array, stops: Float64Array,
+                       offsets: Int64Array) -> Float64Array: ...
+def normalised_cumulative_utility(gains: Float64Array, stops: Float64Array, offsets: Int64Array,
+                                  ideal: Float64Array, ideal_offsets: Int64Array,
+                                  stop_totals: Float64Array, beta: float, gamma: float,
+                                  cutoff: int, stopping: int) -> Float64Array: ...

@@ -1,5 +1,5 @@
 """Kernels of the graded measures that trec_eval lacks: the cascade measures (gdeval's
-ERR, NTCIREVAL's nERR and iRBU), Sakai's Q-measure, Robertson et al.'s graded AP,
+ERR, NTCIREVAL's nERR and iRBU), Sakai's Q-measure and NCU, Robertson et al.'s graded AP,
 Clarke et al.'s compatibility, and ir_measures' pairwise accuracy.
 
 Every kernel is one C loop over all topics (flat values + ``offsets``: topic ``t`` owns
@@ -8,7 +8,7 @@ wrappers check every length, offset and parameter first. Where a kernel reproduc
 reference implementation, it does its arithmetic in the reference's order (named in the
 docstring), so that the values are bit-identical to it.
 """
-from libc.math cimport isfinite, NAN
+from libc.math cimport isfinite, pow, NAN
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free
 
@@ -252,6 +252,124 @@ def blended_ratio_at_preferred(const gain_t[::1] gains, const gain_t[::1] levels
                     if gains[start + i] > 0.0:
                         total = total + ratio * (1.0 / <gain_t>found_there)  # (its order)
             out[t] = total
+    return result
+
+
+# ---------------------------------------------------------------- NCU
+
+cdef enum:
+    STOP_GU = 0         # graded-uniform: Pr(i) proportional to the stop value of i's level
+    STOP_RB = 1         # rank-biased: Pr(i) proportional to gamma^(C(i) - 1)
+
+STOP_GRADED_UNIFORM, STOP_RANK_BIASED = STOP_GU, STOP_RB
+
+
+def graded_stop_totals(const gain_t[::1] levels, const gain_t[::1] stops,
+                       const index_t[::1] offsets):
+    """Per topic, sum_l n_l s_l over its distinct levels l in ascending order, n_l the
+    judgments at level l and s_l their stop value: the normaliser of NCU's
+    graded-uniform stopping distribution, in pyNTCIREVAL's order (``p_gu``:
+    ``sum(num * stops[l - 1] for each level l >= 1)``). ``levels`` must be ascending
+    within each topic, and the judgments of one level must share one stop value."""
+    cdef index_t n_topics = check_offsets(offsets, levels.shape[0], "offsets")
+    check_per_topic(stops.shape[0], levels.shape[0], "stops")
+    _check_gains(stops, "stops")
+    cdef Py_ssize_t t, i, start, end, run
+    for t in range(n_topics):
+        for i in range(offsets[t] + 1, offsets[t + 1]):
+            if not levels[i] >= levels[i - 1]:
+                raise ValueError(f"topic {t}: levels must be ascending (at {i})")
+            if levels[i] == levels[i - 1] and stops[i] != stops[i - 1]:
+                raise ValueError(f"topic {t}: level {levels[i]} has two stop values")
+    result = np.zeros(n_topics, dtype=np.float64)
+    cdef gain_t[::1] out = result
+    cdef gain_t total
+    with nogil:
+        for t in range(n_topics):
+            start, end = offsets[t], offsets[t + 1]
+            total = 0.0
+            i = start
+            while i < end:
+                run = 1
+                while i + run < end and levels[i + run] == levels[i]:
+                    run += 1
+                total = total + <gain_t>run * stops[i]
+                i += run
+            out[t] = total
+    return result
+
+
+def normalised_cumulative_utility(const gain_t[::1] gains, const gain_t[::1] stops,
+                                  const index_t[::1] offsets, const gain_t[::1] ideal,
+                                  const index_t[::1] ideal_offsets,
+                                  const gain_t[::1] stop_totals, double beta, double gamma,
+                                  Py_ssize_t cutoff, int stopping):
+    """NCU@k = sum_{i <= min(k, N), g_i > 0} Pr(i) BR(i) (Sakai & Robertson, EVIA 2008):
+    the utility BR(i) = (C(i) + beta cg(i)) / (i + beta cg*(i)) (C(i) the relevant
+    documents, gain > 0, in the top i; cg / cg* the cumulative gains of the run / the
+    ideal; beta = 0 gives precision C(i) / i), Pr the chance that a user stops at the
+    relevant document at rank i:
+
+    * ``STOP_GRADED_UNIFORM``: Pr(i) = s_i / stop_totals[t], s_i = ``stops[i]`` (the
+      stop value of its level; 0 for every document when the total is 0);
+    * ``STOP_RANK_BIASED``: Pr(i) = gamma^(C(i) - 1) / sum_{j < R} gamma^j, R the length
+      of ``ideal`` (``stops`` and ``stop_totals`` unused).
+
+    0 when R = 0. In pyNTCIREVAL's order (``NCU``: ``result += BR(i) * Pr(i)``, the
+    cumulative gains and the powers of gamma, computed with pow, summed from the first)."""
+    cdef index_t n_topics = check_offsets(offsets, gains.shape[0], "offsets")
+    cdef index_t n_ideal = check_offsets(ideal_offsets, ideal.shape[0], "ideal_offsets")
+    check_per_topic(n_ideal, n_topics, "ideal_offsets")
+    check_per_topic(stops.shape[0], gains.shape[0], "stops")
+    check_per_topic(stop_totals.shape[0], n_topics, "stop_totals")
+    _check_gains(gains, "gains")
+    _check_gains(ideal, "ideal")
+    _check_gains(stops, "stops")
+    _check_gains(stop_totals, "stop_totals")
+    _check_cutoff(cutoff)
+    if not (isfinite(beta) and beta >= 0.0):
+        raise ValueError(f"beta must be a finite number >= 0, got {beta}")
+    if not (gamma >= 0.0 and gamma <= 1.0):
+        raise ValueError(f"gamma must be in [0, 1], got {gamma}")
+    if stopping != STOP_GU and stopping != STOP_RB:
+        raise ValueError(f"unknown stopping distribution {stopping}")
+    result = np.zeros(n_topics, dtype=np.float64)
+    cdef gain_t[::1] out = result
+    cdef Py_ssize_t t, i, j, start, depth, ideal_start, num_rel, found
+    cdef gain_t score, cg, ideal_cg, g, ratio, total
+    with nogil:
+        for t in range(n_topics):
+            num_rel = ideal_offsets[t + 1] - ideal_offsets[t]
+            if num_rel == 0:
+                continue
+            if stopping == STOP_GU:
+                total = stop_totals[t]
+                if not total > 0.0:
+                    continue
+            else:
+                total = 0.0
+                for j in range(num_rel):
+                    total = total + pow(gamma, <gain_t>j)
+            start = offsets[t]
+            ideal_start = ideal_offsets[t]
+            depth = _depth(offsets, t, cutoff)
+            found = 0
+            cg = 0.0
+            ideal_cg = 0.0
+            score = 0.0
+            for i in range(depth):
+                g = gains[start + i]
+                cg = cg + g
+                if i < num_rel:
+                    ideal_cg = ideal_cg + ideal[ideal_start + i]
+                if g > 0.0:
+                    found += 1
+                    ratio = (<gain_t>found + beta * cg) / (<gain_t>(i + 1) + beta * ideal_cg)
+                    if stopping == STOP_GU:
+                        score = score + ratio * (stops[start + i] / total)
+                    else:
+                        score = score + ratio * (pow(gamma, <gain_t>(found - 1)) / total)
+            out[t] = score
     return result
 
 

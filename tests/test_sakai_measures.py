@@ -1,4 +1,4 @@
-"""NTCIREVAL's measures (Q, nERR, iRBU, GAP, MSnDCG, JKnDCG): per-topic differential
+"""NTCIREVAL's measures (Q, O, P, P+, NCU, nERR, iRBU, GAP, MSnDCG, JKnDCG): per-topic differential
 tests against pyNTCIREVAL (NTCIREVAL's Python port) on generated inputs and on
 ../shared/data/real, hand-computed cases from the published formulas, properties, the
 kernels' argument checks and parameter errors.
@@ -22,7 +22,17 @@ from cumgain import InputError, evaluate
 
 ntcireval = pytest.importorskip("pyNTCIREVAL")
 from pyNTCIREVAL import Labeler  # noqa: E402
-from pyNTCIREVAL.metrics import AP, MSnDCG, QMeasure, nDCG, nERR  # noqa: E402
+from pyNTCIREVAL.metrics import (  # noqa: E402
+    AP,
+    MSnDCG,
+    NCUguBR,
+    NCUguP,
+    NCUrbBR,
+    NCUrbP,
+    QMeasure,
+    nDCG,
+    nERR,
+)
 
 
 def cumgain_values(spelling: str, qrels, run, **policies) -> dict:
@@ -305,7 +315,8 @@ def test_binary_special_cases_are_ap(seed):
 
 
 @pytest.mark.parametrize("spelling", ["Q", "Q@3", "nERR(max_rel=3)@5", "GAP", "JKnDCG@5",
-                                      "MSnDCG@5", "Q(beta=0)@10"])
+                                      "MSnDCG@5", "Q(beta=0)@10", "NCUguP", "NCUguBR(beta=2)",
+                                      "NCUrbP(gamma=0.5)", "NCUrbBR@10"])
 def test_the_ideal_ranking_scores_one(spelling):
     qrels = {"1": {"a": 3, "b": 2, "c": 2, "d": 1, "e": 0}}
     run = {"1": {"a": 5.0, "c": 4.0, "b": 3.0, "d": 2.0, "e": 1.0, "f": 0.5}}
@@ -316,7 +327,7 @@ def test_no_relevant_judgment_and_no_ranking_give_zero():
     qrels = {"1": {"a": 0, "b": -1}, "2": {"a": 2}}
     run = {"1": {"a": 1.0, "b": 0.5}}
     for spelling in ("Q", "nERR(max_rel=3)@10", "iRBU(max_rel=3)", "GAP", "JKnDCG@10",
-                     "MSnDCG@10"):
+                     "MSnDCG@10", "NCUguP", "NCUguBR@5", "NCUrbP", "NCUrbBR@5"):
         assert cumgain_values(spelling, qrels, run) == {"1": 0.0, "2": 0.0}, spelling
 
 
@@ -327,7 +338,8 @@ def test_condensed_lists():
     run = {"1": {"x": 5.0, "b": 4.0, "y": 3.0, "a": 2.0}}
     condensed = {"1": {"b": 4.0, "a": 2.0}}
     for name in ("nERR(max_rel=3, judged_only=True)@2", "GAP(judged_only=True)",
-                 "JKnDCG(judged_only=True)@2", "iRBU(max_rel=3, judged_only=True)@2"):
+                 "JKnDCG(judged_only=True)@2", "iRBU(max_rel=3, judged_only=True)@2",
+                 "NCUguBR(judged_only=True)@2", "NCUrbP(judged_only=True)"):
         plain = name.replace("judged_only=True", "judged_only=False")
         assert cumgain_values(name, QRELS, run) == cumgain_values(plain, QRELS, condensed)
 
@@ -349,6 +361,21 @@ def test_condensed_lists():
     ("GAP(beta=1)", "GAP does not take 'beta'"),
     ("JKnDCG(base=1)@10", "base must be a number > 1"),
     ("MSnDCG(base=2)@10", "MSnDCG does not take 'base'"),
+    ("NCUrbP(gamma=1.5)", r"gamma must be a number in \[0, 1\]"),
+    ("NCUrbBR(gamma=-0.1)@10", r"gamma must be a number in \[0, 1\]"),
+    ("NCUrbP(gamma='high')", r"gamma must be a number in \[0, 1\]"),
+    ("NCUguBR(beta=-1)", "beta must be a number >= 0"),
+    ("NCUguP(beta=1)", "NCUguP does not take 'beta'"),
+    ("NCUrbP(beta=1)", "NCUrbP does not take 'beta'"),
+    ("NCUguBR(gamma=0.5)", "NCUguBR does not take 'gamma'"),
+    ("NCUrbBR(stops={1: 1, 2: 2})", "NCUrbBR does not take 'stops'"),
+    ("NCUguP(stops={1: -1, 2: 1})", "stops must map relevance levels to stop values >= 0"),
+    ("NCUguP(stops=2)", "stops must map relevance levels to stop values >= 0"),
+    ("NCUguP(stops={})", "stops must map relevance levels to stop values >= 0"),
+    ("NCUguBR(stops={1: 1})", "stops has no stop value for relevance level 2"),
+    ("NCUguP(gains={0:0,1:1})", "relevance level 2 has no gain"),
+    ("NCUguP(gains={0:0,1:-1,2:2})", "gains must be >= 0"),
+    ("NCUguP@0", "the cut-off must be a whole number >= 1"),
 ])
 def test_parameter_errors(spelling, fragment):
     with pytest.raises(InputError, match=fragment):
@@ -358,6 +385,11 @@ def test_parameter_errors(spelling, fragment):
 def test_ties_average_is_refused_for_order_dependent_measures():
     with pytest.raises(InputError, match="not defined under ties='average'"):
         evaluate(QRELS, RUN, ["Q"], ties="average")
+    for name in ("NCUguP", "NCUguBR", "NCUrbP", "NCUrbBR@5"):
+        with pytest.raises(InputError, match="not defined under ties='average'"):
+            evaluate(QRELS, RUN, [name], ties="average")
+        with pytest.raises(InputError, match="no exact expectation"):
+            evaluate(QRELS, RUN, [name], ties="expected")
     evaluate(QRELS, RUN, ["MSnDCG@10", "JKnDCG@10"], ties="average")
 
 
@@ -396,8 +428,40 @@ def test_kernel_argument_checks():
         kernels.pairwise_accuracy(values, np.array([0, 2, 1], dtype=np.int64), 10)
 
 
+def test_ncu_kernel_argument_checks():
+    offsets = np.array([0, 2], dtype=np.int64)
+    values, totals = np.array([1.0, 2.0]), np.array([3.0])
+    ncu = kernels.normalised_cumulative_utility
+    gu, rb = kernels.STOP_GRADED_UNIFORM, kernels.STOP_RANK_BIASED
+    with pytest.raises(ValueError, match="gamma must be in"):
+        ncu(values, values, offsets, values, offsets, totals, 1.0, 1.5, 10, rb)
+    with pytest.raises(ValueError, match="beta must be"):
+        ncu(values, values, offsets, values, offsets, totals, math.inf, 0.5, 10, rb)
+    with pytest.raises(ValueError, match="unknown stopping distribution"):
+        ncu(values, values, offsets, values, offsets, totals, 1.0, 0.5, 10, 7)
+    with pytest.raises(ValueError, match="stop_totals has 2 entries for 1 topics"):
+        ncu(values, values, offsets, values, offsets, np.ones(2), 1.0, 0.5, 10, gu)
+    with pytest.raises(ValueError, match="stops has 1 entries for 2 topics"):
+        ncu(values, np.ones(1), offsets, values, offsets, totals, 1.0, 0.5, 10, gu)
+    with pytest.raises(ValueError, match="not a finite gain"):
+        ncu(values, np.array([1.0, -1.0]), offsets, values, offsets, totals, 1.0, 0.5, 10, gu)
+    with pytest.raises(ValueError, match="cutoff must be >= 1"):
+        ncu(values, values, offsets, values, offsets, totals, 1.0, 0.5, 0, gu)
+    with pytest.raises(ValueError, match="levels must be ascending"):
+        kernels.graded_stop_totals(np.array([2.0, 1.0]), values, offsets)
+    with pytest.raises(ValueError, match="has two stop values"):
+        kernels.graded_stop_totals(np.array([1.0, 1.0]), values, offsets)
+    # per level (ascending), the judgments times their stop value: 2 * 0.5 + 1 * 3
+    assert kernels.graded_stop_totals(np.array([1.0, 1.0, 2.0]), np.array([0.5, 0.5, 3.0]),
+                                      np.array([0, 3], dtype=np.int64))[0] == 4.0
+
+
 def test_kernels_on_no_topics():
     empty, none = np.zeros(0), np.zeros(1, dtype=np.int64)
+    assert len(kernels.graded_stop_totals(empty, empty, none)) == 0
+    assert len(kernels.normalised_cumulative_utility(empty, empty, none, empty, none, empty,
+                                                     1.0, 0.95, 5,
+                                                     kernels.STOP_RANK_BIASED)) == 0
     assert len(kernels.expected_reciprocal_rank(empty, none, 5, kernels.ORDER_NTCIREVAL)) == 0
     assert len(kernels.rank_biased_utility(empty, none, 5, 0.9, 0.0)) == 0
     assert len(kernels.q_measure(empty, none, empty, none, 1.0, 5)) == 0
@@ -505,3 +569,114 @@ def test_one_highly_relevant_document_measures_worked_out():
     assert means["PMeasure"] == pytest.approx(5 / 9, abs=1e-15)
     assert means["PPlusMeasure"] == pytest.approx((2 / 3 + 5 / 9) / 2, abs=1e-15)
     assert means["PMeasure@2"] == 0.0           # the preferred document is past the cut-off
+
+
+# ---------------------------------------------------------------- NCU
+
+def stops_spelling(stops: list) -> str:
+    return "{" + ", ".join(f"{level}: {stop}" for level, stop in
+                           enumerate(stops, start=1)) + "}"
+
+
+#: (variant, parameters as written, the pyNTCIREVAL metric for (xrelnum, grades)); stops
+#: None: NTCIREVAL's default, the gains
+NCU_CASES = [
+    ("NCUguP", {}, lambda x, g: NCUguP(x, g, list(g))),
+    ("NCUguP", {"stops": [1, 1, 1]}, lambda x, g: NCUguP(x, g, [1, 1, 1])),
+    ("NCUguP", {"stops": [0.3, 0.1, 2.5]}, lambda x, g: NCUguP(x, g, [0.3, 0.1, 2.5])),
+    ("NCUguBR", {}, lambda x, g: NCUguBR(x, g, list(g), 1.0)),
+    ("NCUguBR", {"beta": 0.5, "stops": [1, 2, 4]}, lambda x, g: NCUguBR(x, g, [1, 2, 4], 0.5)),
+    ("NCUguBR", {"beta": 3.0, "stops": [0, 1, 3]}, lambda x, g: NCUguBR(x, g, [0, 1, 3], 3.0)),
+    ("NCUguBR", {"beta": 0.0}, lambda x, g: NCUguBR(x, g, list(g), 0.0)),
+    ("NCUrbP", {}, lambda x, g: NCUrbP(x, g, 0.95)),
+    ("NCUrbP", {"gamma": 0.5}, lambda x, g: NCUrbP(x, g, 0.5)),
+    ("NCUrbP", {"gamma": 0.0}, lambda x, g: NCUrbP(x, g, 0.0)),
+    ("NCUrbBR", {}, lambda x, g: NCUrbBR(x, g, 0.95, 1.0)),
+    ("NCUrbBR", {"beta": 0.5, "gamma": 1.0}, lambda x, g: NCUrbBR(x, g, 1.0, 0.5)),
+    ("NCUrbBR", {"beta": 3.0, "gamma": 0.8}, lambda x, g: NCUrbBR(x, g, 0.8, 3.0)),
+]
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("grades", GRADES + [[0.1, 0.7, 1.3]])
+@pytest.mark.parametrize("case", range(len(NCU_CASES)))
+def test_ncu_is_pyntcireval_exactly(seed, grades, case):
+    """The four NCUs, with NTCIREVAL's defaults (beta 1, gamma 0.95, stops = gains) and
+    others, whole and cut off (pyNTCIREVAL's Metric reads .cutoff: the ranking truncated
+    there, the normalisation unchanged); fractional gains and stops too, whose sums
+    pyNTCIREVAL makes per level and from rank 1 as the kernel does."""
+    name, params, reference = NCU_CASES[case]
+    written = dict(params, gains=gains_spelling(grades))
+    if "stops" in written:
+        written["stops"] = stops_spelling(written["stops"])
+    arguments = ", ".join(f"{key}={value}" for key, value in written.items())
+    for cutoff in (None, 1, 3, 10):
+        at = "" if cutoff is None else f"@{cutoff}"
+        compare(seed, grades, f"{name}({arguments}){at}",
+                lambda xrelnum, cutoff=cutoff: ZeroWhereItDividesByZero(
+                    _with_cutoff(reference(xrelnum, grades), cutoff)), exact=True)
+
+
+class ZeroWhereItDividesByZero:
+    """pyNTCIREVAL's NCUgu divides by zero where every relevant judgment's stop value is 0
+    (stops 0:1:3 on a topic with only level-1 documents relevant): cumgain gives 0."""
+
+    def __init__(self, metric):
+        self.metric = metric
+
+    def compute(self, ranked):
+        try:
+            return self.metric.compute(ranked)
+        except ZeroDivisionError:
+            return 0.0
+
+
+def test_ncu_worked_out():
+    """QRELS/RUN (gains = levels): the run is b (1), d (0), a (3), x (none); judged
+    relevant a, b, c (3, 1, 2): R = 3, ideal gains 3, 2, 1 (cg*: 3, 5, 6).
+    Relevant ranks 1 (b) and 3 (a): P(1) = 1/1, P(3) = 2/3; BR(1) = (1 + 1) / (1 + 3)
+    = 1/2, BR(3) = (2 + 4) / (3 + 6) = 2/3.
+    gu, stops = gains: the stop values sum to 1 + 2 + 3 = 6, Pr(b) = 1/6, Pr(a) = 3/6:
+    NCUguP = 1/6 + 1/2 * 2/3 = 1/2; NCUguBR = 1/6 * 1/2 + 1/2 * 2/3 = 5/12.
+    rb: Pr(b) = 1 / (1 + g + g^2), Pr(a) = g / (1 + g + g^2) (a is the second relevant
+    document); gamma = 1/2: 1 + 1/2 + 1/4 = 7/4, NCUrbP = (1 + 1/2 * 2/3) * 4/7 = 16/21,
+    NCUrbBR = (1/2 + 1/2 * 2/3) * 4/7 = 10/21."""
+    values = evaluate(QRELS, RUN, [
+        "NCUguP", "NCUguBR", "NCUrbP(gamma=0.5)", "NCUrbBR(gamma=0.5)", "NCUrbP",
+        "NCUrbBR(beta=2)", "NCUguP@2", "NCUguP(stops={1:0,2:1,3:2})",
+        "NCUguBR(stops={1:1,2:1,3:1})", "NCUguP(stops={1:1,2:1,3:1})",
+        "NCUrbP(gamma=0)", "NCUrbBR(gamma=0)"]).means
+    assert values["NCUguP"] == pytest.approx(1 / 2, abs=1e-15)
+    assert values["NCUguBR"] == pytest.approx(5 / 12, abs=1e-15)
+    assert values["NCUrbP(gamma=0.5)"] == pytest.approx(16 / 21, abs=1e-15)
+    assert values["NCUrbBR(gamma=0.5)"] == pytest.approx(10 / 21, abs=1e-15)
+    # gamma = 0.95 (the default): 1 + 0.95 + 0.9025 = 2.8525
+    assert values["NCUrbP"] == pytest.approx((1 + 0.95 * 2 / 3) / 2.8525, abs=1e-15)
+    # beta = 2: BR(1) = (1 + 2) / (1 + 6) = 3/7, BR(3) = (2 + 8) / (3 + 12) = 2/3
+    assert values["NCUrbBR(beta=2)"] == pytest.approx((3 / 7 + 0.95 * 2 / 3) / 2.8525,
+                                                      abs=1e-15)
+    # @2 truncates the ranking (only b), the normaliser stays 6
+    assert values["NCUguP@2"] == pytest.approx(1 / 6, abs=1e-15)
+    # stops 0, 1, 2 for levels 1, 2, 3: the sum is 3, Pr(b) = 0, Pr(a) = 2/3
+    assert values["NCUguP(stops={1:0,2:1,3:2})"] == pytest.approx(4 / 9, abs=1e-15)
+    # equal stops: the uniform distribution, Pr = 1/R: Q and AP ((1 + 2/3) / 3)
+    assert values["NCUguBR(stops={1:1,2:1,3:1})"] == pytest.approx(
+        (1 / 2 + 2 / 3) / 3, abs=1e-15)
+    assert values["NCUguP(stops={1:1,2:1,3:1})"] == pytest.approx(5 / 9, abs=1e-15)
+    # gamma = 0: every user stops at the first relevant document (rank 1)
+    assert values["NCUrbP(gamma=0)"] == 1.0
+    assert values["NCUrbBR(gamma=0)"] == 0.5
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_ncu_special_cases(seed):
+    """Equal stop values make graded-uniform NCU Q-measure (BR) and AP (P) over the whole
+    ranking; gamma = 1 makes rank-biased NCU the same; gamma = 0 makes NCUrbBR O-measure."""
+    qrels, run = generated(seed)
+    q, ap = cumgain_values("Q", qrels, run), cumgain_values("Q(beta=0)", qrels, run)
+    for spelling, expected in (("NCUguBR(stops={1: 2, 2: 2, 3: 2})", q),
+                               ("NCUrbBR(gamma=1)", q), ("NCUguP(stops={1:1,2:1,3:1})", ap),
+                               ("NCUrbP(gamma=1)", ap),
+                               ("NCUrbBR(gamma=0)", cumgain_values("OMeasure", qrels, run))):
+        assert cumgain_values(spelling, qrels, run) == pytest.approx(expected, abs=1e-15), \
+            spelling

@@ -1,6 +1,7 @@
 """Sakai's graded measures as NTCIREVAL computes them (and pyNTCIREVAL, its Python
 port): ``Q`` (Q-measure), ``OMeasure``, ``PMeasure`` and ``PPlusMeasure`` (for finding
-one highly relevant document), ``nERR``, ``iRBU``, ``GAP`` (Robertson et al.'s graded AP),
+one highly relevant document), NCU in its four variants ``NCUguP``, ``NCUguBR``, ``NCUrbP``
+and ``NCUrbBR``, ``nERR``, ``iRBU``, ``GAP`` (Robertson et al.'s graded AP),
 and NTCIREVAL's two nDCGs under their NTCIREVAL names, ``MSnDCG`` (the "Microsoft
 version": discount 1/log(i + 1), cumgain's ``nDCG``) and ``JKnDCG`` (the original of
 Jarvelin & Kekalainen that NTCIREVAL prints as ``nDCG``: no discount before rank b,
@@ -19,6 +20,15 @@ value): the largest gain of the ``gains=`` table, or the gain of level ``max_rel
 given (needed when ``gains=`` is not a table). A document satisfies the user with
 probability g / (g_max + 1) (so exponential gains 2^l - 1 give Chapelle et al.'s
 (2^l - 1) / 2^l_max).
+
+NCU (normalised cumulative utility, Sakai & Robertson, EVIA 2008) is the expected
+utility, over a population of users who stop at one relevant document each, of the
+documents down to the one where they stop: sum over the relevant ranks i of Pr(i) NU(i).
+NU is precision C(i)/i (``P``) or the blended ratio (``BR``, Q's, with ``beta=``); Pr is
+graded-uniform (``gu``: proportional to a stop value per level, ``stops={1: 1, 2: 2}``,
+NTCIREVAL's ``-s 1:2``, by default the gains) or rank-biased (``rb``: gamma^(C(i) - 1),
+``gamma=0.95``, NTCIREVAL's ``--gamma``), normalised over the relevant judgments. ``@k``
+truncates the ranking (NTCIREVAL's ``label --truncate k``); the normalisation stays.
 
 Zero ideal: where pyNTCIREVAL divides by zero (a topic without a relevant judgment:
 nERR, the nDCGs), the value is 0 here, as trec_eval's nDCG is.
@@ -44,6 +54,7 @@ from cumgain.measures.parse import PARAMS
 Q_BETA = 1.0            # NTCIREVAL's --beta
 IRBU_P = 0.99           # Sakai & Zeng (SIGIR 2019) and NTCIR WWW's iRBU
 IRBU_EFFORT = 0.0       # the effort term, a constant for a given cut-off, left out
+NCU_GAMMA = 0.95        # NTCIREVAL's --gamma (rank-biased NCU)
 
 
 def _read_effort(value: Any, spelling: str) -> dict:
@@ -53,8 +64,28 @@ def _read_effort(value: Any, spelling: str) -> dict:
     return {"params": (("e", float(value)),)}
 
 
-if PARAMS.setdefault("e", _read_effort) is not _read_effort:     # pragma: no cover
-    raise RuntimeError("another module registered a reader for the parameter 'e'")
+def _read_gamma(value: Any, spelling: str) -> dict:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not 0 <= value <= 1:
+        raise InputError(f"measure {spelling!r}: gamma must be a number in [0, 1]")
+    return {"params": (("gamma", float(value)),)}
+
+
+def _read_stops(value: Any, spelling: str) -> dict:
+    def stop_value(x: Any) -> bool:
+        return not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x)
+    if not isinstance(value, dict) or not value or not all(
+            stop_value(level) and stop_value(stop) and stop >= 0
+            for level, stop in value.items()):
+        raise InputError(f"measure {spelling!r}: stops must map relevance levels to stop "
+                         "values >= 0, like stops={1: 1, 2: 2, 3: 3} (NTCIREVAL's -s 1:2:3)")
+    table = tuple(sorted((float(level), float(stop)) for level, stop in value.items()))
+    return {"params": (("stops", table),)}
+
+
+for _key, _reader in (("e", _read_effort), ("gamma", _read_gamma), ("stops", _read_stops)):
+    if PARAMS.setdefault(_key, _reader) is not _reader:     # pragma: no cover
+        raise RuntimeError(f"another module registered a reader for the parameter {_key!r}")
 
 
 def _cutoff(batch: Batch, measure) -> int:
@@ -138,6 +169,62 @@ def _at_preferred(kind: int):
     return compute
 
 
+def _stop_values(measure: Measure, levels: np.ndarray, relevant: np.ndarray,
+                 gains: np.ndarray) -> np.ndarray:
+    """The stop value of each relevant row (its level's in ``stops=``, else its gain),
+    0 for the others."""
+    table = measure.param("stops")
+    if table is None:
+        return np.where(relevant, gains, 0.0)
+    stops = dict(table)
+    wanted = np.unique(levels[relevant])
+    missing = [level for level in wanted.tolist() if level not in stops]
+    if missing:
+        raise InputError(f"measure {measure.name!r}: stops has no stop value for relevance "
+                         f"level {missing[0]:g}")
+    known = np.array(sorted(stops), dtype=np.float64)
+    values = np.array([stops[level] for level in known.tolist()], dtype=np.float64)
+    position = np.minimum(np.searchsorted(known, levels), len(known) - 1)
+    return np.where(relevant, values[position], 0.0)
+
+
+def _graded_stop_totals(batch: Batch, measure: Measure) -> np.ndarray:
+    """Per topic, the sum of the stop values of its relevant judgments (gain > 0),
+    summed per level in ascending order as pyNTCIREVAL's p_gu does."""
+    offsets = batch.ranked(measure).qrels_offsets
+    levels = batch.qrels_levels(measure)
+    relevant = batch.judged_gains(measure) > 0
+    stops = _stop_values(measure, levels, relevant, batch.judged_gains(measure))
+    topic = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))[relevant]
+    order = np.lexsort((levels[relevant], topic))
+    counts = np.bincount(topic, minlength=len(offsets) - 1)
+    kept_offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    return kernels.graded_stop_totals(np.ascontiguousarray(levels[relevant][order]),
+                                      np.ascontiguousarray(stops[relevant][order]),
+                                      kept_offsets)
+
+
+def _normalised_cumulative_utility(stopping: int, utility: str):
+    """The compute function of an NCU variant: ``stopping`` a STOP_ code of the kernels,
+    ``utility`` "P" (precision: beta = 0) or "BR" (the blended ratio, ``beta=``)."""
+    def compute(measures: list, batch: Batch) -> list:
+        columns = []
+        for measure in measures:
+            gains, ideal, ideal_offsets = _checked_gains(batch, measure)
+            ranked = batch.ranked(measure)
+            if stopping == kernels.STOP_GRADED_UNIFORM:
+                stops = _stop_values(measure, batch.levels(measure), gains > 0, gains)
+                totals = _graded_stop_totals(batch, measure)
+            else:
+                stops, totals = gains, np.zeros(len(ranked.offsets) - 1)
+            beta = measure.param("beta", Q_BETA) if utility == "BR" else 0.0
+            columns.append(kernels.normalised_cumulative_utility(
+                gains, stops, ranked.offsets, ideal, ideal_offsets, totals, beta,
+                measure.param("gamma", NCU_GAMMA), _cutoff(batch, measure), stopping))
+        return columns
+    return compute
+
+
 def _normalised_err(measures: list, batch: Batch) -> list:
     columns = []
     for measure in measures:
@@ -183,6 +270,7 @@ def _original_ndcg(measures: list, batch: Batch) -> list:
 
 _NTCIREVAL = "NTCIREVAL (pyNTCIREVAL 0.0.3)"
 _GAINS = ("gains", "judged_only")
+_NCU = "Sakai & Robertson, EVIA 2008"
 register(
     Family("Q", "(1/min(R, k)) sum_{i<=k, g_i>0} (C(i) + beta cg(i)) / (i + beta cg*(i)), "
            "C(i) relevant in the top i, cg / cg* cumulative gain of run / ideal (beta = 1)",
@@ -203,6 +291,27 @@ register(
            _at_preferred(kernels.PREFERRED_P_PLUS), ir_names=("PPlusMeasure", "Pplus"),
            ir_params=("beta",) + _GAINS, at="cutoff", ordered=True, unlisted_gain="error",
            source=f"{_NTCIREVAL} PPlusMeasure; Sakai, IPSJ TOD 48(SIG9), 2007"),
+    Family("NCUguP", "sum_{i<=k, g_i>0} Pr(i) C(i)/i, Pr(i) = s_i / (sum of s over the "
+           "relevant judgments), s_i the stop value of i's level (stops=, default the gains)",
+           _normalised_cumulative_utility(kernels.STOP_GRADED_UNIFORM, "P"),
+           ir_names=("NCUguP",), ir_params=("stops",) + _GAINS, at="cutoff", ordered=True,
+           unlisted_gain="error", source=f"{_NTCIREVAL} NCUguP; {_NCU}"),
+    Family("NCUguBR", "sum_{i<=k, g_i>0} Pr(i) BR(i), BR(i) = (C(i) + beta cg(i)) / (i + "
+           "beta cg*(i)) (beta = 1), Pr(i) = s_i / (sum of s over the relevant judgments), "
+           "s_i the stop value of i's level (stops=, default the gains)",
+           _normalised_cumulative_utility(kernels.STOP_GRADED_UNIFORM, "BR"),
+           ir_names=("NCUguBR",), ir_params=("beta", "stops") + _GAINS, at="cutoff",
+           ordered=True, unlisted_gain="error", source=f"{_NTCIREVAL} NCUguBR; {_NCU}"),
+    Family("NCUrbP", "sum_{i<=k, g_i>0} Pr(i) C(i)/i, Pr(i) = gamma^(C(i)-1) / "
+           "sum_{j<R} gamma^j (gamma = 0.95)",
+           _normalised_cumulative_utility(kernels.STOP_RANK_BIASED, "P"),
+           ir_names=("NCUrbP",), ir_params=("gamma",) + _GAINS, at="cutoff", ordered=True,
+           unlisted_gain="error", source=f"{_NTCIREVAL} NCUrbP; {_NCU}"),
+    Family("NCUrbBR", "sum_{i<=k, g_i>0} Pr(i) BR(i), BR(i) = (C(i) + beta cg(i)) / (i + "
+           "beta cg*(i)), Pr(i) = gamma^(C(i)-1) / sum_{j<R} gamma^j (beta = 1, "
+           "gamma = 0.95)", _normalised_cumulative_utility(kernels.STOP_RANK_BIASED, "BR"),
+           ir_names=("NCUrbBR",), ir_params=("beta", "gamma") + _GAINS, at="cutoff",
+           ordered=True, unlisted_gain="error", source=f"{_NTCIREVAL} NCUrbBR; {_NCU}"),
     Family("nERR", "ERR@k / ERR of the ideal @k, R_i = g_i / (g_max + 1)", _normalised_err,
            ir_names=("nERR",), ir_params=("max_rel",) + _GAINS, at="cutoff", ordered=True,
            expected_ties=True,

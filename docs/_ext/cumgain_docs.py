@@ -73,6 +73,12 @@ PARAMETERS = {
     "residual": "`RBP(rel=1, residual=True)`: cwl_eval's residual (`cwl_eval -r`), what "
                 "unjudged documents and missing ranks up to 1000 could add",
     "e": "iRBU's effort term, a finite number >= 0 (default 0: left out)",
+    "gamma": "rank-biased NCU's gamma, in [0, 1] (NTCIREVAL's `--gamma`; default 0.95): "
+             "the chance of stopping at the n-th relevant document is proportional to "
+             "gamma^(n - 1)",
+    "stops": "graded-uniform NCU's stop values, a `{level: value}` table naming every "
+             "relevant level, values >= 0 (NTCIREVAL's `-s 1:2:3` is `stops={1: 1, 2: 2, "
+             "3: 3}`; default: the gains)",
 }
 
 _SUMMARY = {"mean": "mean", "mean_defined": "mean of the defined values", "sum": "sum",
@@ -383,6 +389,11 @@ LATEX = {
     "GAP": r"\mathrm{GAP@}k = \frac{1}{\sum_{j} g_I(j)} \sum_{i \le k:\, g(i) > 0} \frac{1}{i} \sum_{j \le i} \min\big(g(j), g(i)\big)",
     "MSnDCG": r"\mathrm{MSnDCG@}k = \frac{\sum_{i \le k} g(i) / \log_2(i + 1)}{\sum_{i \le k} g_I(i) / \log_2(i + 1)}",
     "JKnDCG": r"\mathrm{JKnDCG@}k = \frac{\sum_{i \le k} g(i) / \mathrm{df}(i)}{\sum_{i \le k} g_I(i) / \mathrm{df}(i)},\quad \mathrm{df}(i) = \begin{cases} 1 & i < b \\ \log_b i & i \ge b \end{cases}",
+    "NCUguP": (r"\mathrm{NCU}_{gu,P}\mathrm{@}k = \sum_{i \le k:\, g(i) > 0} \frac{s(i)}{\sum_{d \text{ relevant}} s(d)} \cdot \frac{C(i)}{i}",
+               r"s(i) \text{ the stop value of the level at rank } i \text{ (} \texttt{stops=} \text{; default: the gain)}"),
+    "NCUguBR": (r"\mathrm{NCU}_{gu,BR}\mathrm{@}k = \sum_{i \le k:\, g(i) > 0} \frac{s(i)}{\sum_{d \text{ relevant}} s(d)} \cdot \mathrm{BR}(i)", _BR),
+    "NCUrbP": r"\mathrm{NCU}_{rb,P}\mathrm{@}k = \sum_{i \le k:\, g(i) > 0} \frac{\gamma^{C(i) - 1}}{\sum_{j < R} \gamma^j} \cdot \frac{C(i)}{i}",
+    "NCUrbBR": (r"\mathrm{NCU}_{rb,BR}\mathrm{@}k = \sum_{i \le k:\, g(i) > 0} \frac{\gamma^{C(i) - 1}}{\sum_{j < R} \gamma^j} \cdot \mathrm{BR}(i)", _BR),
     "nERR": r"\mathrm{nERR@}k = \frac{\mathrm{ERR@}k}{\mathrm{ERR}_I\mathrm{@}k},\quad \mathrm{ERR@}k = \sum_{i \le k} \frac{R_i}{i} \prod_{j < i} (1 - R_j),\quad R_i = \frac{g(i)}{g_{\max} + 1}",
     "iRBU": r"\mathrm{iRBU@}k = \sum_{i \le k} p^i R_i \prod_{j < i} (1 - R_j) - e \sum_{i \le k} p^i,\quad R_i = \frac{g(i)}{g_{\max} + 1}",
     # ir_measures' providers
