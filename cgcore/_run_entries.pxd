@@ -81,6 +81,12 @@ cdef inline int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexce
     cdef bint plain = ascii and memchr(text, b'\r', size) == NULL
     cdef Py_ssize_t skipped
     while position < size:
+        if text[position] == b'\n':    # a stretch of blank lines, counted in one go
+            skipped = position
+            while position < size and text[position] == b'\n':
+                position += 1
+            r.lines_seen += position - skipped
+            continue
         r.lines_seen += 1
         skipped = _skipped_line(text, position, size, plain, True, r.max_line)
         if skipped >= 0:                # a comment or blank line: nothing to check

@@ -47,6 +47,7 @@ module holds the ranker and its dict entry (RunRanker.add_dict).
 """
 from libc.stdint cimport int64_t, uint64_t, uint8_t
 from libc.stdlib cimport free
+from libc.string cimport memchr
 from libc.math cimport isnan
 
 from cpython.dict cimport PyDict_Next, PyDict_Size
@@ -88,7 +89,7 @@ from cgcore._strings cimport (
 # lines, fields, numbers, UTF-8
 from cgcore._text cimport (
     CG_SIMD, MAX_FIELDS, PyUnicode_CheckExact, _exact_number, _line_end, _split, _utf8,
-    cg_ascii_no_nul, cg_split64)
+    _is_space, cg_ascii_no_nul, cg_split64)
 
 
 import threading
@@ -977,6 +978,40 @@ def split_line(const unsigned char[::1] text, bint fast):
         n_fields = _split(data, length, starts, ends)
     shown = min(n_fields, MAX_FIELDS) if n_fields > 0 else 0
     return n_fields, [(starts[i], ends[i]) for i in range(shown)], length
+
+
+def first_data_line(const unsigned char[::1] text, Py_ssize_t at):
+    """Where the first data line of ``text`` at or after ``at`` (a line start) starts:
+    a line whose first byte other than C whitespace (the newline aside) is neither a
+    newline nor "#", as the parsers tell data from blank and comment lines, which are
+    passed over at memchr's speed. -1 if there is none: every line from ``at`` is
+    blank or a comment, or the last one holds only spaces so far."""
+    cdef Py_ssize_t size = text.shape[0], position = at, p, found = -1
+    cdef const char* data
+    cdef const void* newline
+    if at < 0 or at > size:
+        raise ValueError(f"at must be within the text (0..{size}), got {at}")
+    if size == 0:
+        return -1
+    data = <const char*>&text[0]
+    with nogil:
+        while position < size:
+            p = position
+            while p < size and _is_space(data[p]):
+                p += 1
+            if p == size:
+                break
+            if data[p] == b'\n':
+                position = p + 1
+                continue
+            if data[p] != b'#':
+                found = position
+                break
+            newline = memchr(data + p, b'\n', size - p)
+            if newline == NULL:
+                break
+            position = <const char*>newline - data + 1
+    return found
 
 
 def ascii_no_nul(const unsigned char[::1] text):

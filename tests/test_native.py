@@ -2135,3 +2135,42 @@ def test_the_native_blocks_stop_growing_past_the_limit():
     blocks = [bytes(block) for block in _native_blocks._blocks(io.BytesIO(data),
                                                                max_line=6 << 20)]
     assert b"".join(blocks) == data
+
+
+# ------------------------------------- blank and comment lines passed over in C
+
+_DATA_LINE = re.compile(rb"^[ \t\r\v\f]*[^ \t\r\v\f\n#]", re.MULTILINE)
+_LINE_PIECES = [b"\n", b"  \n", b"# c\n", b" # x\n", b"1 Q0 d 1 2 t\n", b"\t\r\n", b"x", b" ",
+                b"#", b"\x00", b"\xc3\xa9 1\n", b"\v\f\n"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_LINE_PIECES), max_size=12))
+def test_first_data_line_is_the_parsers_rule(pieces):
+    """_trec.first_data_line (the part prober's search) finds the line a regex of the
+    parsers' rule finds: the first whose first non-space byte is neither a newline nor
+    "#", from every line start."""
+    text = b"".join(pieces)
+    for at in [0] + [i + 1 for i, byte in enumerate(text) if byte == 10]:
+        found = _DATA_LINE.search(text, at)
+        assert _trec.first_data_line(text, at) == (found.start() if found else -1)
+    with pytest.raises(ValueError):
+        _trec.first_data_line(text, len(text) + 1)
+
+
+@pytest.mark.parametrize("blank", [b"\n", b"# a comment\n", b"\n\n# c\n \n"])
+def test_bad_line_after_many_blank_lines_is_named_by_its_number(tmp_path, blank):
+    """Stretches of blank lines are counted in one go: the line named in an error
+    after them is still the right one, in a file past a part's size (whose part starts
+    are probed for past the blank lines)."""
+    qrels = tmp_path / "qrels"
+    qrels.write_text("1 0 d1 1\n")
+    run = tmp_path / "run"
+    lines_per_blank = blank.count(b"\n")
+    repeats = (10 << 20) // len(blank) + 1         # past PART_BYTES: part starts probed
+    run.write_bytes(b"1 Q0 d1 1 2.0 t\n" + blank * repeats + b"1 Q0 d2 2 x t\n")
+    with pytest.raises(FormatError, match=rf"run:{2 + lines_per_blank * repeats}:"):
+        cumgain.evaluate(str(qrels), str(run), ["map"], threads=2)
+    run.write_bytes(blank * repeats)
+    with pytest.raises(FormatError, match="no data lines"):
+        cumgain.evaluate(str(qrels), str(run), ["map"], threads=2)

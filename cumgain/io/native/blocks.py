@@ -600,11 +600,10 @@ _END = object()             # what a probe finds past the last data line
 _LONG = object()            # ... and where it would read more than PROBE_BYTES
 
 
-# The start of a data line: at a line start, spaces, then a byte that is neither a
-# space, a newline nor "#" (so blank and comment lines are passed over by one search,
-# in C); then the first field of a line (C isspace but the newline separates fields)
-# and what ends it: a space, the newline, or nothing (the end of what was read).
-_DATA_LINE = re.compile(rb"^[ \t\r\v\f]*[^ \t\r\v\f\n#]", re.MULTILINE)
+# The first field of a data line (C isspace but the newline separates fields) and what
+# ends it: a space, the newline, or nothing (the end of what was read). The data line
+# itself is found by _trec.first_data_line, which passes over blank and comment lines in
+# C.
 _FIRST_FIELD = re.compile(rb"[ \t\r\v\f]*([^ \t\r\v\f\n]*)([ \t\r\v\f\n]?)")
 
 
@@ -623,12 +622,12 @@ def _probe(raw, x: int):
             newline = window.find(b"\n")
             at = newline + 1 if newline >= 0 else -1
         if at >= 0:
-            found = _DATA_LINE.search(window, at)
-            if found is not None:
-                field = _FIRST_FIELD.match(window, found.start())
+            start = _trec.first_data_line(window, at)
+            if start >= 0:
+                field = _FIRST_FIELD.match(window, start)
                 if field.group(2) or eof:
-                    return base + found.start(), field.group(1)
-                at = found.start()              # the field goes on past what was read
+                    return base + start, field.group(1)
+                at = start                      # the field goes on past what was read
             else:
                 at = window.rfind(b"\n", at) + 1 or at   # (the unfinished last line)
         if eof:
