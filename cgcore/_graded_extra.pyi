@@ -1,5 +1,6 @@
 """Type stubs for the kernels of the graded measures beyond trec_eval (gdeval's ERR,
-NTCIREVAL's Q, nERR, iRBU and GAP, Clarke et al.'s compatibility, pairwise accuracy)."""
+NTCIREVAL's Q, nERR, iRBU and GAP, Clarke et al.'s compatibility, pairwise accuracy,
+torchmetrics' retrieval AUROC)."""
 import numpy as np
 import numpy.typing as npt
 
@@ -36,3 +37,5 @@ PREFERRED_P_PLUS: int
 def blended_ratio_at_preferred(gains: Float64Array, levels: Float64Array, offsets: Int64Array,
                                ideal: Float64Array, ideal_offsets: Int64Array, beta: float,
                                cutoff: int, kind: int) -> Float64Array: ...
+def retrieval_auroc(relevant: Float64Array, scores: Float64Array, offsets: Int64Array,
+                    cutoff: int, max_fpr: float, expected: bool) -> Float64Array: ...

@@ -55,6 +55,11 @@ GROUPS = {
     "cumgain.measures.ir_measures_misc": (
         "ir_measures' own providers", "Measures ir_measures computes with its own small "
         "providers (gdeval, judged, compat, accuracy)."),
+    "cumgain.measures.torchmetrics": (
+        "torchmetrics' retrieval measures", "torchmetrics' definitions, over the retrieved "
+        "documents only (torchmetrics has no qrels): a document is relevant when judged at "
+        "the relevance level or above, every other retrieved one non-relevant; `top_k=` is "
+        "the cut-off `@k`. See `cumgain.measures.torchmetrics` for what differs."),
     "cumgain.measures.cwl": (
         "C/W/L (cwl_eval)", "The user-model measures of cwl_eval, as ir_measures' "
         "`cwl_eval` provider runs them: W_i is the weight of rank i, c_i the chance of "
@@ -96,6 +101,16 @@ PARAMETERS = {
     "residual": "`RBP(rel=1, residual=True)`: cwl_eval's residual (`cwl_eval -r`), what "
                 "unjudged documents and missing ranks up to 1000 could add",
     "e": "iRBU's effort term, a finite number >= 0 (default 0: left out)",
+    "top_k": "torchmetrics' spelling of the cut-off: `RetrievalMAP(top_k=10)` is "
+             "`RetrievalMAP@10` (a whole number >= 1; not with `@k`)",
+    "max_fpr": "`AUROC(max_fpr=0.5)`: the standardized partial AUC over [0, max_fpr], a "
+               "number in (0, 1] (1: the whole AUC, the default)",
+    "adaptive_k": "`RetrievalPrecision(adaptive_k=True)@k`: divide by min(k, N) instead "
+                  "of k",
+    "empty_target_action": "the value of a query without a relevant retrieved document "
+                           "(FallOut: without a non-relevant one): `'neg'` 0, `'pos'` 1, "
+                           "`'skip'` left out of the mean (torchmetrics' defaults: `'pos'` "
+                           "for FallOut, `'neg'` for the others)",
 }
 
 _SUMMARY = {"mean": "mean", "mean_defined": "mean of the defined values", "sum": "sum",
