@@ -1,5 +1,6 @@
 """Type stubs for the kernels of the graded measures beyond trec_eval (gdeval's ERR,
-NTCIREVAL's Q, NCU, nERR, iRBU and GAP, Clarke et al.'s compatibility, pairwise accuracy)."""
+NTCIREVAL's Q, NCU, nERR, iRBU and GAP, Clarke et al.'s compatibility, pairwise accuracy,
+torchmetrics' retrieval AUROC)."""
 import numpy as np
 import numpy.typing as npt
 
@@ -44,3 +45,5 @@ def normalised_cumulative_utility(gains: Float64Array, stops: Float64Array, offs
                                   ideal: Float64Array, ideal_offsets: Int64Array,
                                   stop_totals: Float64Array, beta: float, gamma: float,
                                   cutoff: int, stopping: int) -> Float64Array: ...
+def retrieval_auroc(relevant: Float64Array, scores: Float64Array, offsets: Int64Array,
+                    cutoff: int, max_fpr: float, expected: bool) -> Float64Array: ...

@@ -1,6 +1,7 @@
 """Kernels of the graded measures that trec_eval lacks: the cascade measures (gdeval's
 ERR, NTCIREVAL's nERR and iRBU), Sakai's Q-measure and NCU, Robertson et al.'s graded AP,
-Clarke et al.'s compatibility, and ir_measures' pairwise accuracy.
+Clarke et al.'s compatibility, ir_measures' pairwise accuracy, and torchmetrics' retrieval
+AUROC.
 
 Every kernel is one C loop over all topics (flat values + ``offsets``: topic ``t`` owns
 rows ``offsets[t]:offsets[t + 1]`` in rank order) with the GIL released; the ``def``
@@ -8,7 +9,7 @@ wrappers check every length, offset and parameter first. Where a kernel reproduc
 reference implementation, it does its arithmetic in the reference's order (named in the
 docstring), so that the values are bit-identical to it.
 """
-from libc.math cimport isfinite, pow, NAN
+from libc.math cimport exp, isfinite, lgamma, pow, NAN
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free
 
@@ -603,4 +604,129 @@ def pairwise_accuracy(const gain_t[::1] relevant, const index_t[::1] offsets,
                 out[t] = NAN
             else:
                 out[t] = 1.0 - <gain_t>above / (<gain_t>n_nonrelevant * <gain_t>n_relevant)
+    return result
+
+
+# ---------------------------------------------------------------- retrieval AUROC
+
+cdef gain_t _auroc(const gain_t* relevant, const gain_t* scores, Py_ssize_t n,
+                   gain_t extra_pos, gain_t extra_neg, gain_t max_fpr) noexcept nogil:
+    """ROC AUC of rows [0, n) in rank order (grouped by equal scores unless ``scores``
+    is NULL, tied pairs counting 1/2: the trapezoids between the ROC points of the
+    distinct scores) followed by one more group of ``extra_pos`` relevant and
+    ``extra_neg`` non-relevant rows below them all; 0 without a relevant or a
+    non-relevant row. ``max_fpr`` < 1: the standardized partial AUC over [0, max_fpr]
+    (McClish), the last ROC segment interpolated at max_fpr."""
+    cdef Py_ssize_t i, end
+    cdef gain_t positives = extra_pos, negatives = extra_neg
+    cdef gain_t tp = 0.0, fp = 0.0, x0 = 0.0, y0 = 0.0, x1, y1, area = 0.0, y_max, low
+    cdef bint last
+    for i in range(n):
+        if relevant[i] != 0.0:
+            positives += 1.0
+        else:
+            negatives += 1.0
+    if positives == 0.0 or negatives == 0.0:
+        return 0.0
+    i = 0
+    while True:
+        last = i >= n
+        if last:
+            if extra_pos + extra_neg == 0.0:
+                break
+            tp += extra_pos
+            fp += extra_neg
+        else:
+            end = i + 1
+            while scores != NULL and end < n and scores[end] == scores[i]:
+                end += 1
+            while i < end:
+                if relevant[i] != 0.0:
+                    tp += 1.0
+                else:
+                    fp += 1.0
+                i += 1
+        x1 = fp / negatives
+        y1 = tp / positives
+        if max_fpr < 1.0 and x1 > max_fpr:
+            y_max = y0 + (y1 - y0) * (max_fpr - x0) / (x1 - x0)
+            area += (max_fpr - x0) * (y0 + y_max) / 2.0
+            low = 0.5 * max_fpr * max_fpr
+            return 0.5 * (1.0 + (area - low) / (max_fpr - low))
+        area += (x1 - x0) * (y0 + y1) / 2.0
+        x0 = x1
+        y0 = y1
+        if last:
+            break
+    if max_fpr < 1.0:      # (reached only if max_fpr >= the last point's fpr, 1)
+        low = 0.5 * max_fpr * max_fpr
+        return 0.5 * (1.0 + (area - low) / (max_fpr - low))
+    return area
+
+
+cdef inline gain_t _log_choose(gain_t n, gain_t k) noexcept nogil:
+    return lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0)
+
+
+def retrieval_auroc(const gain_t[::1] relevant, const gain_t[::1] scores,
+                    const index_t[::1] offsets, Py_ssize_t cutoff, double max_fpr,
+                    bint expected):
+    """Per topic, torchmetrics' retrieval_auroc: the ROC AUC of the top min(k, N)
+    documents (binary_auroc's trapezoids), the standardized partial AUC over
+    [0, max_fpr] if ``max_fpr`` < 1; 0 when the top k lacks a relevant (``relevant``
+    != 0) or a non-relevant document.
+
+    Without ``expected`` the rows are in the ranking's order, each its own ROC point
+    (``scores`` unused). With ``expected``, the exact expectation over the orders within
+    each group of equal scores: a tied (relevant, non-relevant) pair counts 1/2, as in
+    binary_auroc; where the cut-off splits a group of g equal scores (r relevant) and
+    keeps m of them, which m is uniform over the group's orders, so the value is the
+    expectation over the hypergeometric number j of relevant ones kept (the rest of the
+    top k is the same set in every order)."""
+    cdef index_t n_topics = check_offsets(offsets, relevant.shape[0], "offsets")
+    check_per_topic(scores.shape[0], relevant.shape[0], "scores")
+    _check_cutoff(cutoff)
+    if not (max_fpr > 0.0 and max_fpr <= 1.0):
+        raise ValueError(f"max_fpr must be in (0, 1], got {max_fpr}")
+    result = np.zeros(n_topics, dtype=np.float64)
+    cdef gain_t[::1] out = result
+    cdef Py_ssize_t t, i, start, n, depth, group_start, group_end, kept, j, j_low, j_high
+    cdef gain_t group_relevant, value, weight, log_total
+    with nogil:
+        for t in range(n_topics):
+            start = offsets[t]
+            n = offsets[t + 1] - start
+            depth = _depth(offsets, t, cutoff)
+            if depth == 0:
+                continue
+            if not expected:
+                out[t] = _auroc(&relevant[start], NULL, depth, 0.0, 0.0, max_fpr)
+                continue
+            if depth == n or scores[start + depth] != scores[start + depth - 1]:
+                out[t] = _auroc(&relevant[start], &scores[start], depth, 0.0, 0.0, max_fpr)
+                continue
+            group_start = depth - 1
+            while group_start > 0 and scores[start + group_start - 1] == scores[start + depth - 1]:
+                group_start -= 1
+            group_end = depth + 1
+            while group_end < n and scores[start + group_end] == scores[start + depth - 1]:
+                group_end += 1
+            group_relevant = 0.0
+            for i in range(group_start, group_end):
+                if relevant[start + i] != 0.0:
+                    group_relevant += 1.0
+            kept = depth - group_start
+            j_low = kept - (group_end - group_start - <Py_ssize_t>group_relevant)
+            if j_low < 0:
+                j_low = 0
+            j_high = kept if kept < <Py_ssize_t>group_relevant else <Py_ssize_t>group_relevant
+            log_total = _log_choose(<gain_t>(group_end - group_start), <gain_t>kept)
+            value = 0.0
+            for j in range(j_low, j_high + 1):
+                weight = exp(_log_choose(group_relevant, <gain_t>j)
+                             + _log_choose(<gain_t>(group_end - group_start) - group_relevant,
+                                           <gain_t>(kept - j)) - log_total)
+                value += weight * _auroc(&relevant[start], &scores[start], group_start,
+                                         <gain_t>j, <gain_t>(kept - j), max_fpr)
+            out[t] = value
     return result

@@ -22,7 +22,8 @@ from cumgain.measures.trec_names import NICKNAMES
 MEASURES = list(NICKNAMES["all_trec"]) + [
     "P_2", "recall_2", "ndcg_cut_2", "map_cut_2", "success_2", "nDCG@3",
     "RBP(rel=1)", "ERR@3", "ERR", "nERR(max_rel=3)@3", "Judged@2", "Rprec", "hits@2", "R@3", "AP@3",
-    "RR@3"]
+    "RR@3", "FallOut@2", "AUROC", "AUROC@3", "AUROC(max_fpr=0.5)@3", "RetrievalMAP@3",
+    "RetrievalPrecision@3", "RetrievalPrecision(adaptive_k=True)@3"]
 
 # The measures whose best and worst orders the bound rules must find (higher is better,
 # monotone in each document's level).

@@ -461,6 +461,9 @@ def _parse_ir(spelling: str) -> Optional[Measure]:
         options["gain_fallback"] = family.unlisted_gain
     at = match.group("at")
     cutoff = None
+    top_k = options.pop("_top_k", None)     # torchmetrics' top_k=: the cut-off, spelled
+    if top_k is not None and at is not None:    # as a parameter
+        raise InputError(f"measure {spelling!r}: give the cut-off once (@k or top_k=)")
     if family.at == "recall":
         value = decimal(at) if at is not None and re.fullmatch(r"\d*\.?\d*", at) else None
         if value is None or not 0 <= value <= 1:
@@ -477,6 +480,8 @@ def _parse_ir(spelling: str) -> Optional[Measure]:
         cutoff = whole_cutoff(at, spelling)
         if cutoff < 1:
             raise InputError(f"measure {spelling!r}: the cut-off must be a whole number >= 1")
+    elif top_k is not None:
+        cutoff = top_k
     elif family.at == "cutoff_required":
         raise InputError(f"measure {spelling!r}: {name} needs a cut-off, like {name}@10")
     target = family.redirect(options, cutoff) if family.redirect else family.name

@@ -42,6 +42,7 @@ GROUPS = {
     "cumgain.measures.graded": "graded",
     "cumgain.measures.sakai": "ntcireval",
     "cumgain.measures.ir_measures_misc": "ir-measures",
+    "cumgain.measures.torchmetrics": "torchmetrics",
     "cumgain.measures.cwl": "cwl",
     "cumgain.measures.diversity": "diversity",
     "cumgain.measures.judgment_groups": "judgment-groups",
@@ -79,6 +80,16 @@ PARAMETERS = {
     "stops": "graded-uniform NCU's stop values, a `{level: value}` table naming every "
              "relevant level, values >= 0 (NTCIREVAL's `-s 1:2:3` is `stops={1: 1, 2: 2, "
              "3: 3}`; default: the gains)",
+    "top_k": "torchmetrics' spelling of the cut-off: `RetrievalMAP(top_k=10)` is "
+             "`RetrievalMAP@10` (a whole number >= 1; not with `@k`)",
+    "max_fpr": "`AUROC(max_fpr=0.5)`: the standardized partial AUC over [0, max_fpr], a "
+               "number in (0, 1] (1: the whole AUC, the default)",
+    "adaptive_k": "`RetrievalPrecision(adaptive_k=True)@k`: divide by min(k, N) instead "
+                  "of k",
+    "empty_target_action": "the value of a query without a relevant retrieved document "
+                           "(FallOut: without a non-relevant one): `'neg'` 0, `'pos'` 1, "
+                           "`'skip'` left out of the mean (torchmetrics' defaults: `'pos'` "
+                           "for FallOut, `'neg'` for the others)",
 }
 
 _SUMMARY = {"mean": "mean", "mean_defined": "mean of the defined values", "sum": "sum",
@@ -292,6 +303,15 @@ MEANING = {
     "Judged": "fraction of the top k with a judgment",
     "Compat": "compatibility with the ideal ranking (rank-biased overlap)",
     "Accuracy": "fraction of (relevant, non-relevant) pairs ranked in that order",
+    "NCUguP": "normalised cumulative utility: precision, graded-uniform stopping",
+    "NCUguBR": "normalised cumulative utility: blended ratio, graded-uniform stopping",
+    "NCUrbP": "normalised cumulative utility: precision, rank-biased stopping",
+    "NCUrbBR": "normalised cumulative utility: blended ratio, rank-biased stopping",
+    "FallOut": "fraction of the non-relevant retrieved documents in the top k (torchmetrics)",
+    "AUROC": "area under the ROC curve of the top k (torchmetrics)",
+    "RetrievalMAP": "average precision over the relevant documents found in the top k "
+                    "(torchmetrics)",
+    "RetrievalPrecision": "precision at k, or at min(k, N) with adaptive_k (torchmetrics)",
     # C/W/L
     "RBP": "rank-biased precision",
     "INST": "adaptive user model with a target gain T",
@@ -400,6 +420,12 @@ LATEX = {
     "ERR": (r"\mathrm{ERR@}k = \sum_{i=1}^{k} \frac{R_i}{i} \prod_{j<i} (1 - R_j),\quad R_i = \frac{2^{\ell_i} - 1}{2^{4}}",
             r"\text{with gains=:}\quad R_i = \frac{g_i}{g_{\max} + 1}"),
     "Judged": r"\mathrm{Judged@}k = \frac{|\{i \le \min(k, N) : d_i \text{ judged}\}|}{\min(k, N)}",
+    # torchmetrics
+    "FallOut": r"\mathrm{FallOut@}k = \frac{\min(k, N) - \mathrm{found}(k)}{N - \mathrm{found}(N)}",
+    "AUROC": r"\mathrm{AUROC@}k = \frac{|\{(i, j) : i < j \le \min(k, N),\ \mathrm{rel}(i) = 1,\ \mathrm{rel}(j) = 0\}|}{\mathrm{found}(k)\, \big(\min(k, N) - \mathrm{found}(k)\big)}",
+    "RetrievalMAP": r"\mathrm{RetrievalMAP@}k = \frac{1}{\mathrm{found}(k)} \sum_{i \le \min(k, N):\, \mathrm{rel}(i)} \frac{\mathrm{found}(i)}{i}",
+    "RetrievalPrecision": (r"\mathrm{RetrievalPrecision@}k = \frac{\mathrm{found}(k)}{k}",
+                           r"\texttt{adaptive\_k=True}:\ \frac{\mathrm{found}(k)}{\min(k, N)};\quad \text{without a cut-off: } k = N"),
     # C/W/L
     "RBP": (r"\mathrm{RBP(rel}{=}r) = \sum_{i \le 1000} W_i\, [\ell_i \ge r],\quad W_i = \frac{p^{i-1}}{\sum_{j \le 1000} p^{j-1}}",
             r"\mathrm{RBP@}k = (1 - p) \sum_{i \le k} p^{i-1} \ell_i \quad \text{(without rel=)}"),
