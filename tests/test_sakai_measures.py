@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import random
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -614,7 +615,14 @@ def test_ncu_is_pyntcireval_exactly(seed, grades, case):
         at = "" if cutoff is None else f"@{cutoff}"
         compare(seed, grades, f"{name}({arguments}){at}",
                 lambda xrelnum, cutoff=cutoff: ZeroWhereItDividesByZero(
-                    _with_cutoff(reference(xrelnum, grades), cutoff)), exact=True)
+                    _with_cutoff(reference(xrelnum, grades), cutoff)),
+                exact=sys.version_info < (3, 12))
+
+
+# pyNTCIREVAL takes NCU's normalisers with Python's sum(), which adds floats with
+# Neumaier's compensation from Python 3.12 on: there its values can differ from the
+# plain running sums of NTCIREVAL (and of Python <= 3.11, and of cumgain) in the last
+# bit, so the comparison above is exact on Python <= 3.11 and to 1e-13 from 3.12.
 
 
 class ZeroWhereItDividesByZero:
