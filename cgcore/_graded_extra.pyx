@@ -48,6 +48,13 @@ cdef int _check_cutoff(Py_ssize_t cutoff) except -1:
     return 0
 
 
+cdef inline gain_t _blended_ratio(Py_ssize_t found, Py_ssize_t rank, gain_t cg,
+                                  gain_t ideal_cg, gain_t beta) noexcept nogil:
+    """Sakai's blended ratio at a rank: BR = (C + beta cg) / (rank + beta cg*), C the
+    relevant documents and cg / cg* the cumulative gains of the run / the ideal so far."""
+    return (<gain_t>found + beta * cg) / (<gain_t>rank + beta * ideal_cg)
+
+
 cdef inline Py_ssize_t _depth(const index_t[::1] offsets, Py_ssize_t t,
                               Py_ssize_t cutoff) noexcept nogil:
     """min(N_t, cutoff): the ranks of topic t a measure at ``cutoff`` looks at."""
@@ -169,8 +176,7 @@ def q_measure(const gain_t[::1] gains, const index_t[::1] offsets, const gain_t[
                     ideal_cg = ideal_cg + ideal[ideal_start + i]
                 if g > 0.0:
                     found += 1
-                    score = score + (<gain_t>found + beta * cg) \
-                        / (<gain_t>(i + 1) + beta * ideal_cg) * share
+                    score = score + _blended_ratio(found, i + 1, cg, ideal_cg, beta) * share
             out[t] = score
     return result
 
@@ -238,7 +244,7 @@ def blended_ratio_at_preferred(const gain_t[::1] gains, const gain_t[::1] levels
                     ideal_cg = ideal_cg + ideal[ideal_start + i]
                 if gains[start + i] > 0.0:
                     found += 1
-                ratio = (<gain_t>found + beta * cg) / (<gain_t>(i + 1) + beta * ideal_cg)
+                ratio = _blended_ratio(found, i + 1, cg, ideal_cg, beta)
                 if kind == KIND_O:
                     if gains[start + i] > 0.0:
                         total = ratio
@@ -365,7 +371,7 @@ def normalised_cumulative_utility(const gain_t[::1] gains, const gain_t[::1] sto
                     ideal_cg = ideal_cg + ideal[ideal_start + i]
                 if g > 0.0:
                     found += 1
-                    ratio = (<gain_t>found + beta * cg) / (<gain_t>(i + 1) + beta * ideal_cg)
+                    ratio = _blended_ratio(found, i + 1, cg, ideal_cg, beta)
                     if stopping == STOP_GU:
                         score = score + ratio * (stops[start + i] / total)
                     else:

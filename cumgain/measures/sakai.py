@@ -193,15 +193,16 @@ def _graded_stop_totals(batch: Batch, measure: Measure) -> np.ndarray:
     summed per level in ascending order as pyNTCIREVAL's p_gu does."""
     offsets = batch.ranked(measure).qrels_offsets
     levels = batch.qrels_levels(measure)
-    relevant = batch.judged_gains(measure) > 0
-    stops = _stop_values(measure, levels, relevant, batch.judged_gains(measure))
+    gains = batch.judged_gains(measure)
+    relevant = gains > 0
+    stops = _stop_values(measure, levels, relevant, gains)[relevant]
+    levels = levels[relevant]
     topic = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))[relevant]
-    order = np.lexsort((levels[relevant], topic))
+    order = np.lexsort((levels, topic))
     counts = np.bincount(topic, minlength=len(offsets) - 1)
     kept_offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return kernels.graded_stop_totals(np.ascontiguousarray(levels[relevant][order]),
-                                      np.ascontiguousarray(stops[relevant][order]),
-                                      kept_offsets)
+    return kernels.graded_stop_totals(np.ascontiguousarray(levels[order]),
+                                      np.ascontiguousarray(stops[order]), kept_offsets)
 
 
 def _normalised_cumulative_utility(stopping: int, utility: str):

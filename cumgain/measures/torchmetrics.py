@@ -108,6 +108,13 @@ def _found(batch: Batch, measure: Measure, depths: np.ndarray) -> np.ndarray:
                                    np.ascontiguousarray(depths, dtype=np.int64))
 
 
+def _relevant_retrieved(batch: Batch, measure: Measure) -> np.ndarray:
+    """found(N) per topic, computed once per batch for the measures that share it."""
+    ranked = batch.ranked(measure)
+    return batch.cached(("found_retrieved", id(ranked), batch.level(measure)),
+                        lambda: _found(batch, measure, batch.num_retrieved(measure)))
+
+
 def _with_empty_targets(values: np.ndarray, empty: np.ndarray, measure: Measure,
                         default: str) -> np.ndarray:
     """``values``, with the topics in ``empty`` set by empty_target_action."""
@@ -121,7 +128,7 @@ def _fall_out(measures: list, batch: Batch) -> list:
     for measure in measures:
         retrieved = batch.num_retrieved(measure).astype(np.float64)
         depths = _depths(batch, measure)
-        nonrelevant = retrieved - _found(batch, measure, batch.num_retrieved(measure))
+        nonrelevant = retrieved - _relevant_retrieved(batch, measure)
         nonrelevant_top = depths - _found(batch, measure, depths)
         empty = nonrelevant < 0.5       # (a count; under tie means a sum of means)
         columns.append(_with_empty_targets(safe_ratio(nonrelevant_top, nonrelevant), empty,
@@ -155,7 +162,7 @@ def _auroc(measures: list, batch: Batch) -> list:
 
 def _no_relevant(batch: Batch, measure: Measure) -> np.ndarray:
     """Per topic, whether no retrieved document is relevant (torchmetrics' empty target)."""
-    return _found(batch, measure, batch.num_retrieved(measure)) < 0.5
+    return _relevant_retrieved(batch, measure) < 0.5
 
 
 def _average_precision(measures: list, batch: Batch) -> list:
