@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import cumgain
 from cumgain import trec_io
-from cgcore import _qrels, _trec, _vectors
+from cgcore import _lines, _qrels, _trec, _vectors
 from cumgain.io.native import blocks as _native_blocks
 from cumgain.io.native import reader as native
 from cumgain.reference import reading as reference_reading
@@ -722,31 +722,31 @@ def test_the_64_byte_scanner_splits_as_the_scalar_splitter(line, padding):
     field count (or -1 for a carriage return before a field), the first fields'
     bounds, and the line length; bytes after the newline never matter."""
     text = line + padding
-    fast = _trec.split_line(text, True)
+    fast = _lines.split_line(text, True)
     if fast is not None:
-        assert fast == _trec.split_line(text, False)
+        assert fast == _lines.split_line(text, False)
 
 
 def test_the_64_byte_scanner_takes_the_usual_lines_and_declines_the_rest():
     usual = b"1000 Q0 7187158 1 14.32 run\n" + b"x" * 64
     if not _trec.SIMD:          # the portable build (CUMGAIN_NO_SIMD, ARM, MSVC) declines
-        assert _trec.split_line(usual, True) is None        # every line: the scalar
-        assert _trec.split_line(usual, False) == \
+        assert _lines.split_line(usual, True) is None        # every line: the scalar
+        assert _lines.split_line(usual, False) == \
             (6, [(0, 4), (5, 7), (8, 15), (16, 17), (18, 23), (24, 27)], 27)   # splitter
         return
-    assert _trec.split_line(usual, True) == _trec.split_line(usual, False) == \
+    assert _lines.split_line(usual, True) == _lines.split_line(usual, False) == \
         (6, [(0, 4), (5, 7), (8, 15), (16, 17), (18, 23), (24, 27)], 27)
     crlf = b"1 0 d 1\r\n" + b"x" * 64
-    assert _trec.split_line(crlf, True) == (4, [(0, 1), (2, 3), (4, 5), (6, 7)], 8)
-    assert _trec.split_line(b"1 0\rd 1\n" + b"x" * 64, True)[0] == -1
-    assert _trec.split_line(b"a" * 64 + b"\n" + b"x" * 64, True) is None   # too long
-    assert _trec.split_line(b"1 0 d 1\n", True) is None                    # near the end
-    assert _trec.split_line(b"1 0 d 1\n", False) == (4, [(0, 1), (2, 3), (4, 5), (6, 7)], 7)
+    assert _lines.split_line(crlf, True) == (4, [(0, 1), (2, 3), (4, 5), (6, 7)], 8)
+    assert _lines.split_line(b"1 0\rd 1\n" + b"x" * 64, True)[0] == -1
+    assert _lines.split_line(b"a" * 64 + b"\n" + b"x" * 64, True) is None   # too long
+    assert _lines.split_line(b"1 0 d 1\n", True) is None                    # near the end
+    assert _lines.split_line(b"1 0 d 1\n", False) == (4, [(0, 1), (2, 3), (4, 5), (6, 7)], 7)
 
 
 @given(st.binary(max_size=200))
 def test_the_block_check_finds_any_non_ascii_or_nul_byte(data):
-    assert _trec.ascii_no_nul(data) == all(0 < byte < 0x80 for byte in data)
+    assert _lines.ascii_no_nul(data) == all(0 < byte < 0x80 for byte in data)
 
 
 # ---------------------------------------------------------------- a run file in parts
@@ -1671,14 +1671,14 @@ def test_a_gain_mapping_error_names_the_same_level_whatever_the_split(tmp_path, 
 @given(st.binary(max_size=40), st.data())
 def test_ids_compare_equal_exactly_when_their_bytes_do(a, data):
     """The word-at-a-time comparison of ids, at every length and any differing byte."""
-    assert _trec.equal_bytes(a, a)
+    assert _lines.equal_bytes(a, a)
     if a:
         at = data.draw(st.integers(0, len(a) - 1))
         other = bytearray(a)
         other[at] ^= data.draw(st.integers(1, 255))
-        assert not _trec.equal_bytes(a, bytes(other))
+        assert not _lines.equal_bytes(a, bytes(other))
     b = data.draw(st.binary(min_size=len(a), max_size=len(a)))
-    assert _trec.equal_bytes(a, b) == (a == b)
+    assert _lines.equal_bytes(a, b) == (a == b)
 
 
 def test_a_qrels_file_prepared_once_serves_every_run(tmp_path):
@@ -2147,15 +2147,15 @@ _LINE_PIECES = [b"\n", b"  \n", b"# c\n", b" # x\n", b"1 Q0 d 1 2 t\n", b"\t\r\n
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_LINE_PIECES), max_size=12))
 def test_first_data_line_is_the_parsers_rule(pieces):
-    """_trec.first_data_line (the part prober's search) finds the line a regex of the
+    """_lines.first_data_line (the part prober's search) finds the line a regex of the
     parsers' rule finds: the first whose first non-space byte is neither a newline nor
     "#", from every line start."""
     text = b"".join(pieces)
     for at in [0] + [i + 1 for i, byte in enumerate(text) if byte == 10]:
         found = _DATA_LINE.search(text, at)
-        assert _trec.first_data_line(text, at) == (found.start() if found else -1)
+        assert _lines.first_data_line(text, at) == (found.start() if found else -1)
     with pytest.raises(ValueError):
-        _trec.first_data_line(text, len(text) + 1)
+        _lines.first_data_line(text, len(text) + 1)
 
 
 @pytest.mark.parametrize("blank", [b"\n", b"# a comment\n", b"\n\n# c\n \n"])

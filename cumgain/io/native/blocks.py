@@ -22,7 +22,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable, Iterator, Optional
 
-from cgcore import _trec
+from cgcore import _lines, _trec
 from cumgain.io.trec.byte_stream import _MAGIC_BYTES, _batches, _Compressed, _compression_message, \
     _Corrupt, compression_of
 from cumgain.exceptions import FormatError, naming
@@ -602,7 +602,7 @@ _LONG = object()            # ... and where it would read more than PROBE_BYTES
 
 # The first field of a data line (C isspace but the newline separates fields) and what
 # ends it: a space, the newline, or nothing (the end of what was read). The data line
-# itself is found by _trec.first_data_line, which passes over blank and comment lines in
+# itself is found by _lines.first_data_line, which passes over blank and comment lines in
 # C.
 _FIRST_FIELD = re.compile(rb"[ \t\r\v\f]*([^ \t\r\v\f\n]*)([ \t\r\v\f\n]?)")
 
@@ -622,7 +622,7 @@ def _probe(raw, x: int):
             newline = window.find(b"\n")
             at = newline + 1 if newline >= 0 else -1
         if at >= 0:
-            start = _trec.first_data_line(window, at)
+            start = _lines.first_data_line(window, at)
             if start >= 0:
                 field = _FIRST_FIELD.match(window, start)
                 if field.group(2) or eof:
