@@ -14,6 +14,7 @@ cdef extern from "_alloc.h":
     void* cg_malloc(size_t n) noexcept nogil
     void* cg_calloc(size_t count, size_t item) noexcept nogil
     void* cg_realloc(void* old, size_t n) noexcept nogil
+    void* cg_slab_malloc(size_t n) noexcept nogil
     size_t cg_take_failed_bytes() noexcept nogil
     size_t cg_set_allocation_limit(size_t n) noexcept nogil
 

@@ -8,16 +8,19 @@
 # the line delta counted from the chunk's previous record (the first record's from the
 # chunk's first_line: 0). A record costs its docno, the score and 2-4 bytes, about half
 # the line's text. Where the next record goes (the last chunk's end) is kept in the
-# topic's Group, so that holding a line touches the group and the chunk's end only. Chunks are carved from slabs (SLAB_BYTES each, freed together) and
-# grow with their topic (FIRST_CHUNK bytes, then half as much again as the last, at most
-# MAX_CHUNK), so a topic wastes at most the free end of its last chunk (on average a sixth
-# of its records, at most half of MAX_CHUNK). Only nogil C, inline.
+# topic's Group, so that holding a line touches the group and the chunk's end only.
+# Chunks are carved from slabs (SLAB_BYTES each, freed together; on huge pages where the
+# system gives them, see cg_slab_malloc in _alloc.h) and grow with their topic
+# (FIRST_CHUNK bytes, then half as much again as the last, at most MAX_CHUNK), so a topic
+# wastes at most the free end of its last chunk (on average a sixth of its records, at
+# most half of MAX_CHUNK). A topic's chunks are read back with the next one asked for
+# ahead (_prefetch_next). Only nogil C, inline.
 from libc.stdint cimport int64_t, uint64_t, uint8_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 
-from cgcore._buffers cimport cg_malloc, cg_realloc
-
+from cgcore._buffers cimport cg_malloc, cg_realloc, cg_slab_malloc
+from cgcore._prefetch cimport cg_prefetch_read, cg_prefetch_write
 
 
 cdef enum:
@@ -88,7 +91,7 @@ cdef inline Chunk* _new_chunk(Held* h, Py_ssize_t capacity, int64_t line) noexce
             return NULL
     else:
         if size > h.free_left:
-            memory = <char*>cg_malloc(SLAB_BYTES)
+            memory = <char*>cg_slab_malloc(SLAB_BYTES)
             if memory == NULL or _add_slab(h, memory) != 0:
                 free(memory)
                 return NULL
@@ -218,17 +221,6 @@ cdef struct Staged:            # a line parsed, to be held (its docno in the blo
     Py_ssize_t offset          # where the line starts in the block fed
 
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__)
-    #define cg_prefetch_write(address) __builtin_prefetch((address), 1)
-    #else
-    #define cg_prefetch_write(address) ((void)0)
-    #endif
-    """
-    void cg_prefetch_write(const void* address) noexcept nogil
-
-
 cdef inline int _hold_staged(Held* h, Staged* staged, Py_ssize_t n) noexcept nogil:
     """Hold ``n`` staged lines, in order: the groups and the places their records go
     are fetched a few records ahead, so that the cache misses of lines whose topics
@@ -254,11 +246,29 @@ cdef struct Reading:           # where a walk through a group's records is
     int64_t line
 
 
+cdef inline void _prefetch_next(const Chunk* chunk) noexcept nogil:
+    """Ask for the cache lines of the chunk after ``chunk`` ahead of reading it: a
+    group's chunks lie apart, between other topics' chunks, and one chunk is too short
+    for the hardware to see a stream in it. Its size is taken from the growth rule (see
+    _hold), not from its header, which is not here yet."""
+    cdef const char* at = <const char*>chunk.next
+    cdef const char* end
+    cdef Py_ssize_t capacity = chunk.capacity + chunk.capacity // 2
+    if at == NULL:
+        return
+    end = at + sizeof(Chunk) + (capacity if capacity < MAX_CHUNK else MAX_CHUNK)
+    while at < end:
+        cg_prefetch_read(at)
+        at += 64
+
+
 cdef inline void _start_reading(Group* g, Reading* reading) noexcept nogil:
     _seal(g)
     reading.chunk = g.head
     reading.at = 0
     reading.line = g.head.first_line if g.head != NULL else 0
+    if g.head != NULL:
+        _prefetch_next(g.head)
 
 
 cdef inline void _next_record(Reading* reading, const char** docno, Py_ssize_t* n,
@@ -270,6 +280,7 @@ cdef inline void _next_record(Reading* reading, const char** docno, Py_ssize_t* 
         reading.chunk = reading.chunk.next
         reading.at = 0
         reading.line = reading.chunk.first_line
+        _prefetch_next(reading.chunk)       # (read while this one is)
     at = _records(reading.chunk) + reading.at
     at = _get_varint(at, &value)
     reading.line += <int64_t>value

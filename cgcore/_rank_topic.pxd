@@ -18,6 +18,7 @@ from cgcore._buffers cimport (
     _push_int64, _reserve, _set_level, cg_malloc)
 from cgcore._held cimport (STAGED, Group, Held, Reading, Staged, _next_record,
                            _start_reading)
+from cgcore._prefetch cimport cg_prefetch_read
 from cgcore._qrels cimport (
     Lookup, QrelsState, _docno, _docno_length, _judgment_count, _lookup_find, _point_at,
     _row_has, _scratch_room)
@@ -27,15 +28,6 @@ from cgcore._status cimport (BAD_LINE, DUPLICATE, KEEP_LAST, NO_MEMORY, QRELS_DU
 from cgcore._strings cimport (Strings, _first_slot, _hash, _strings_find_after,
                               _strings_length, _strings_text)
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__)
-    #define cg_prefetch(address) __builtin_prefetch(address)
-    #else
-    #define cg_prefetch(address) ((void)0)
-    #endif
-    """
-    void cg_prefetch(const void* address) noexcept nogil
 
 cdef enum:
     RULE_DOCNO_DESC = 0
@@ -224,16 +216,16 @@ cdef inline void _tie_keys(Ranked* items, Py_ssize_t n, int ties) noexcept nogil
 
 
 cdef enum:
-    RADIX_MIN = 128        # a topic of this many documents not in score order is sorted by
-                           # its keys' bytes (_radix_sort), a smaller one by comparisons
+    BUCKETS_MIN = 128      # a topic of this many documents not in score order is sorted by
+                           # key ranges (_bucket_sort), a smaller one by comparisons
 
 
 cdef inline void _radix_sort(Ranked* items, Ranked* buffer, Py_ssize_t n) noexcept nogil:
     """Sort ``items`` by key, ascending and stable: least significant byte first, each
     byte a pass from one array to the other (``buffer``, room for ``n``), skipping the
-    bytes that every key shares (the high bytes of scores of one magnitude). For a run
-    not written in score order (shuffled lines, merged shards): 2-3 times faster than
-    the quicksort at a thousand documents."""
+    bytes that every key shares (the high bytes of scores of one magnitude). For the
+    crowded buckets of _bucket_sort (many ties, scores bunched apart from a few others):
+    linear however the keys fall, where a quicksort's comparisons would not be."""
     cdef Py_ssize_t counts[8][256]
     cdef Py_ssize_t i, d, at, count
     cdef uint64_t key
@@ -262,6 +254,64 @@ cdef inline void _radix_sort(Ranked* items, Ranked* buffer, Py_ssize_t n) noexce
         target = swap
     if source != items:
         memcpy(items, source, n * sizeof(Ranked))
+
+
+cdef enum:
+    BUCKET_BITS = 11       # _bucket_sort: at most 2**11 buckets (about one per item)
+    BUCKET_SMALL = 32      # ... a bucket of at most this many items is left to the
+                           # insertion pass, a larger one is radix sorted
+
+
+cdef inline int _bit_length(uint64_t value) noexcept nogil:
+    cdef int n = 0
+    while value:
+        value >>= 1
+        n += 1
+    return n
+
+
+cdef inline void _bucket_sort(Ranked* items, Ranked* buffer, Py_ssize_t n, uint64_t low,
+                              uint64_t high) noexcept nogil:
+    """Sort ``items`` (keys from ``low`` to ``high``) by key, ascending and stable: each
+    item into one of about ``n`` buckets of equal key ranges (the key's top bits above
+    ``low``), moved to ``buffer`` bucket by bucket (room for ``n``), a bucket of more
+    than BUCKET_SMALL items radix sorted (_radix_sort: scores bunched in a few buckets,
+    many ties), then one insertion pass (each item is at most a small bucket from its
+    place). Scores spread over a range, as a retrieval model's are, fall about one to a
+    bucket: two passes over the items instead of the radix sort's six to eight."""
+    cdef Py_ssize_t starts[(1 << BUCKET_BITS) + 1]
+    cdef Py_ssize_t i, j, b, n_buckets, size
+    cdef int bits = 1, shift
+    cdef Ranked item
+    while (<Py_ssize_t>1 << bits) < n and bits < BUCKET_BITS:
+        bits += 1
+    shift = _bit_length(high - low) - bits
+    if shift < 0:
+        shift = 0
+    n_buckets = <Py_ssize_t>((high - low) >> shift) + 1
+    memset(starts, 0, (n_buckets + 1) * sizeof(Py_ssize_t))
+    for i in range(n):
+        starts[((items[i].key - low) >> shift) + 1] += 1
+    for b in range(n_buckets):
+        starts[b + 1] += starts[b]      # starts[b]: bucket b's first place
+    for i in range(n):
+        b = <Py_ssize_t>((items[i].key - low) >> shift)
+        buffer[starts[b]] = items[i]
+        starts[b] += 1                  # (then: bucket b's end)
+    i = 0
+    for b in range(n_buckets):
+        size = starts[b] - i
+        if size > BUCKET_SMALL:         # (sorted into place in buffer, items as scratch)
+            _radix_sort(buffer + i, items + i, size)
+        i = starts[b]
+    for i in range(1, n):
+        item = buffer[i]
+        j = i
+        while j > 0 and item.key < buffer[j - 1].key:
+            buffer[j] = buffer[j - 1]
+            j -= 1
+        buffer[j] = item
+    memcpy(items, buffer, n * sizeof(Ranked))
 
 
 cdef enum:
@@ -330,17 +380,22 @@ cdef inline void _sort_topic(Ranked* items, Entry* entries, Py_ssize_t n, int ti
     """``items`` = the entries, score descending, then the tie rule: first by the
     score's integer key (already in order for runs written in score order, the usual
     case), then each group of equal scores by the tie rule. ``items`` has room for
-    ``2 n``: the second half is the radix sort's buffer."""
+    ``2 n``: the second half is the sorts' buffer."""
     cdef Py_ssize_t i, start, end
     cdef bint sorted_already = True
+    cdef uint64_t low = <uint64_t>-1, high = 0
     for i in range(n):
         items[i].key = descending_key(entries[i].score)
         items[i].entry = &entries[i]
         if i > 0 and items[i].key < items[i - 1].key:
             sorted_already = False
+        if items[i].key < low:
+            low = items[i].key
+        if items[i].key > high:
+            high = items[i].key
     if not sorted_already and not _merge_runs(items, items + n, n):
-        if n >= RADIX_MIN:
-            _radix_sort(items, items + n, n)
+        if n >= BUCKETS_MIN:
+            _bucket_sort(items, items + n, n, low, high)
         else:
             _sort_ranked(items, n, KEY_ONLY)
     start = 0
@@ -595,7 +650,8 @@ cdef inline int _rank_entries(RunState* r, Py_ssize_t n) noexcept nogil:
     cdef bint look_up = r.judgments.n_slots > 0 and _unjoined_judgments(r, n) == 0
     if look_up:                     # a kept index is too big for the cache: ask for
         for i in range(n):          # the slots now, the sort gives them time to arrive
-            cg_prefetch(&r.judgments.slots[_first_slot(r.entries[i].hash, r.judgments.n_slots)])
+            cg_prefetch_read(
+                &r.judgments.slots[_first_slot(r.entries[i].hash, r.judgments.n_slots)])
     _sort_topic(r.ranked, r.entries, n, r.ties)
     keep = _kept(r.depth, n)
     if _reserve_outputs(r, keep) != 0:
@@ -699,6 +755,8 @@ cdef inline Py_ssize_t _load_group(RunState* r, Held* held, Py_ssize_t group) no
     if _reserve(<void**>&r.lines.data, &r.lines.capacity, n, 8) != 0:
         r.status = NO_MEMORY
         return -1
+    if group + 1 < held.n_groups and held.groups[group + 1].head != NULL:
+        cg_prefetch_read(held.groups[group + 1].head)    # (the next topic's first chunk)
     _start_reading(g, &reading)
     for i in range(n):
         _next_record(&reading, &docno, &length, &score, &line)

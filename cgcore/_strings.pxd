@@ -8,6 +8,7 @@ from libc.string cimport memcpy
 
 from cgcore._buffers cimport (Bytes, Int64s, _equal_bytes, _push_bytes, _push_int64,
                               cg_calloc)
+from cgcore._prefetch cimport cg_prefetch_read
 from cgcore._rank_keys cimport mix
 
 
@@ -176,17 +177,6 @@ cdef inline int64_t _strings_add_new(Strings* s, const char* text, Py_ssize_t n)
     cdef Py_ssize_t before = _strings_count(s)
     cdef int64_t index = _strings_add(s, text, n)
     return -1 if 0 <= index < before else index
-
-
-cdef extern from *:
-    """
-    #if defined(__GNUC__)
-    #define cg_prefetch_read(address) __builtin_prefetch(address)
-    #else
-    #define cg_prefetch_read(address) ((void)0)
-    #endif
-    """
-    void cg_prefetch_read(const void* address) noexcept nogil
 
 
 cdef inline void _prefetch_slot(Strings* s, uint64_t tag) noexcept nogil:

@@ -211,6 +211,53 @@ def test_unordered_files_in_parts_give_the_same_values_in_any_number_of_threads(
         np.testing.assert_array_equal(moved.values[name], written.values[name])
 
 
+def _scores(kind: str, n: int, rng) -> list:
+    """Scores of one topic as text, of a shape the sort of a topic not in score order
+    (buckets of key ranges, a crowded bucket radix sorted) must get right."""
+    if kind == "spread":                        # a retrieval model's: about one a bucket
+        return [f"{x:.2f}" for x in rng.uniform(5, 25, n)]
+    if kind == "few values":                    # long ties: crowded buckets
+        return [str(x) for x in rng.integers(0, 4, n)]
+    if kind == "outliers":                      # one bucket holds nearly all of them
+        return [repr(float(x)) for x in [1e300, -1e300, *rng.normal(0, 1, n - 2)]]
+    if kind == "every magnitude":
+        signs, powers = rng.choice([-1, 1], n), rng.integers(-1070, 1020, n)
+        return [repr(float(x)) for x in signs * 2.0 ** powers]
+    if kind == "infinities and zeros":
+        return list(rng.choice(["inf", "-inf", "0", "-0.0", "1e-320", "5e-324", "2.5"], n))
+    return [f"{x:.17g}" for x in 1.0 + rng.integers(0, 50, n) * 2.0 ** -52]   # next doubles
+
+
+@pytest.mark.parametrize("kind", ["spread", "few values", "outliers", "every magnitude",
+                                  "infinities and zeros", "adjacent"])
+@pytest.mark.parametrize("n", [128, 200, 3000])
+def test_large_topics_in_no_order_are_ranked_as_the_reference(tmp_path, kind, n):
+    """Topics of hundreds and thousands of documents, shuffled (sorted by key ranges)
+    and as concatenated shards (merged), under every tie rule: the reference's values,
+    bit for bit, and the values of the same lines written in score order."""
+    rng = np.random.default_rng(n)
+    run, qrels = [], []
+    for t in range(3):
+        for d, score in enumerate(_scores(kind, n, rng)):
+            run.append(f"q{t} Q0 d{d:05d} {d} {score} r")
+        qrels += [f"q{t} 0 d{d:05d} {rng.integers(0, 3)}" for d in range(0, n, 3)]
+    (tmp_path / "qrels.txt").write_text(lines_text(qrels))
+    shuffled = [run[i] for i in rng.permutation(len(run))]
+    sharded = [run[i] for s in range(5) for i in range(s, len(run), 5)]
+    for ties in ("docno_desc", "docno_asc", "input_order", "random"):
+        for lines in (shuffled, sharded):
+            (tmp_path / "run.txt").write_text(lines_text(lines))
+            assert_same(evaluate_both(tmp_path / "qrels.txt", lambda: tmp_path / "run.txt",
+                                      MEASURES, ties=ties, seed=3))
+    written = sorted(run, key=lambda line: -float(line.split()[4]))
+    (tmp_path / "sorted.txt").write_text(lines_text(written))
+    (tmp_path / "run.txt").write_text(lines_text(shuffled))
+    in_order = cumgain.evaluate(tmp_path / "qrels.txt", tmp_path / "sorted.txt", MEASURES)
+    moved = cumgain.evaluate(tmp_path / "qrels.txt", tmp_path / "run.txt", MEASURES)
+    for name in in_order.values:
+        np.testing.assert_array_equal(moved.values[name], in_order.values[name])
+
+
 # ---------------------------------------------------------------- errors, read once
 
 BAD_LINES = ["q1 Q0 d9 1 x t", "q1 Q0 d9 1", "q1 Q0 d9 1 nan t", "q1 Q0 d\x009 1 1 t",
