@@ -6,7 +6,9 @@ from libc.string cimport memchr
 
 from cgcore._buffers cimport _equal_bytes
 from cgcore._text cimport (
-    MAX_FIELDS, _is_space, _line_end, _split, cg_ascii_no_nul, cg_split64)
+    MAX_FIELDS, _is_space, _line_end, _split, cg_ascii_no_nul, cg_quiet_lines, cg_split64,
+    cg_text_kind)
+from libc.stdint cimport int64_t
 
 
 def split_line(const unsigned char[::1] text, bint fast):
@@ -66,6 +68,22 @@ def ascii_no_nul(const unsigned char[::1] text):
     """Whether ``text`` is all ASCII without NUL (a test hook for the block check)."""
     return bool(cg_ascii_no_nul(<const char*>&text[0] if text.shape[0] else NULL,
                                 text.shape[0]))
+
+
+def text_kind(const unsigned char[::1] text):
+    """The block check (a test hook): 2 for plain text (ASCII, no NUL, no carriage
+    return), 1 for ASCII without NUL with a carriage return, else 0."""
+    return cg_text_kind(<const char*>&text[0] if text.shape[0] else NULL, text.shape[0])
+
+
+def quiet_lines(const unsigned char[::1] text, bint comments, Py_ssize_t max_line):
+    """The blank (and, with ``comments``, comment) lines the run parser skips 16 bytes at
+    a time from the start of ``text`` (a test hook): (bytes they take, how many)."""
+    cdef int64_t lines = 0
+    cdef Py_ssize_t taken = cg_quiet_lines(
+        <const char*>&text[0] if text.shape[0] else NULL, text.shape[0], comments,
+        max_line, &lines)
+    return taken, lines
 
 
 def equal_bytes(const unsigned char[::1] a, const unsigned char[::1] b):

@@ -5,7 +5,7 @@ lookups, and _trec.pyx for the ranker that joins run topics with it).
 """
 from libc.stdint cimport int64_t, uint64_t, uint8_t, uint32_t
 from libc.stdlib cimport free
-from libc.string cimport memchr, memcpy, memset
+from libc.string cimport memcpy, memset
 from libc.math cimport isnan, isinf
 
 from cpython.dict cimport PyDict_Next
@@ -24,7 +24,7 @@ from cgcore._strings cimport (_hash, _tag, _strings_add, _strings_count, _string
                               _strings_init, _strings_length, _strings_list, _strings_text)
 from cgcore._text cimport (
     MAX_FIELDS, PyUnicode_CheckExact, _exact_number, _next_line, _parse_number, _skipped_line,
-    _utf8, _valid_utf8, cg_ascii_no_nul)
+    _utf8, _valid_utf8, cg_text_kind)
 
 import threading
 
@@ -61,7 +61,9 @@ def _set_allocation_limit(size_t n):
 
 cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept nogil:
     cdef Py_ssize_t position = 0, length = 0, n_fields
-    cdef bint ascii = cg_ascii_no_nul(text, size)     # then no line needs the UTF-8 check
+    cdef int kind = cg_text_kind(text, size)
+    cdef bint ascii = kind >= 1         # then no line needs the UTF-8 check
+    cdef bint plain = kind == 2         # ... nor a comment line any check
     cdef Py_ssize_t starts[MAX_FIELDS]
     cdef Py_ssize_t ends[MAX_FIELDS]
     cdef int64_t topic, previous_topic = -1
@@ -70,7 +72,6 @@ cdef int _qrels_feed(QrelsState* q, const char* text, Py_ssize_t size) noexcept 
     cdef uint8_t digit
     cdef bint one_digit
     cdef int parsed = 1, failure
-    cdef bint plain = ascii and memchr(text, b'\r', size) == NULL
     cdef Py_ssize_t skipped
     while position < size:
         q.lines_seen += 1

@@ -4,7 +4,6 @@
 # topic (_rank_columns). A dict's entry is RunRanker.add_dict (it needs the GIL). Only
 # nogil C, inline, so that it compiles into _trec's loops.
 from libc.stdint cimport int64_t, uint8_t
-from libc.string cimport memchr
 from libc.math cimport isnan
 
 from cgcore._buffers cimport (_equal_bytes, _push_bytes, _push_double, _push_int64, _reserve,
@@ -18,7 +17,7 @@ from cgcore._status cimport BAD_LINE, NO_MEMORY, NOT_GROUPED, _stop_code
 from cgcore._strings cimport (_hash, _prefetch_slot, _strings_add_new, _strings_add_tagged,
                               _strings_equal, _strings_find_after, _tag)
 from cgcore._text cimport (MAX_FIELDS, _next_line, _parse_number, _skipped_line,
-                           _valid_utf8, cg_ascii_no_nul)
+                           _valid_utf8, cg_quiet_lines, cg_text_kind)
 
 
 
@@ -68,7 +67,9 @@ cdef inline int _rank_columns(RunState* r, const Column* topics, const Column* d
 
 cdef inline int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexcept nogil:
     cdef Py_ssize_t position = 0, length = 0, n_fields, last_tag_start = -1, last_tag_end = -1
-    cdef bint ascii = cg_ascii_no_nul(text, size)     # then no line needs the UTF-8 check
+    cdef int kind = cg_text_kind(text, size)
+    cdef bint ascii = kind >= 1         # then no line needs the UTF-8 check
+    cdef bint plain = kind == 2         # ... nor a comment line any check
     cdef Py_ssize_t starts[MAX_FIELDS]
     cdef Py_ssize_t ends[MAX_FIELDS]
     cdef int64_t topic
@@ -78,9 +79,14 @@ cdef inline int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexce
     cdef double tag_value
     cdef int parsed, tag_number
     cdef Staged* staged
-    cdef bint plain = ascii and memchr(text, b'\r', size) == NULL
     cdef Py_ssize_t skipped
     while position < size:
+        if text[position] == b'\n' or (plain and text[position] == b'#'):
+            skipped = cg_quiet_lines(text + position, size - position, plain, r.max_line,
+                                     &r.lines_seen)     # blank and comment lines, in one go
+            if skipped > 0:
+                position += skipped
+                continue
         if text[position] == b'\n':    # a stretch of blank lines, counted in one go
             skipped = position
             while position < size and text[position] == b'\n':

@@ -17,6 +17,9 @@ cdef extern from "_scan.h":
     Py_ssize_t cg_split64(const char* p, Py_ssize_t available, Py_ssize_t* starts,
                           Py_ssize_t* ends, int max_fields, Py_ssize_t* length) noexcept nogil
     bint cg_ascii_no_nul(const char* p, Py_ssize_t n) noexcept nogil
+    int cg_text_kind(const char* p, Py_ssize_t n) noexcept nogil
+    Py_ssize_t cg_quiet_lines(const char* p, Py_ssize_t n, int comments, Py_ssize_t max_line,
+                              int64_t* lines) noexcept nogil
 
 cdef extern from "Python.h":
     # without an exception check: the callers test the result (see _utf8, _exact_number)

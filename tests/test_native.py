@@ -1080,7 +1080,7 @@ def test_a_topic_split_between_parts_is_held_by_topic_and_a_bad_line_in_a_later_
     middle_of_topic_1 = RUN_IN_PARTS.index("1 Q0 d3")
     cuts = []
 
-    def starts(path, parts, short=0):
+    def starts(path, parts, short=0, quiet=False):
         if path == str(run_path):
             cuts.append(parts)
         return [0, middle_of_topic_1] if path == str(run_path) else [0]
@@ -1100,8 +1100,8 @@ def test_a_topic_split_between_parts_is_held_by_topic_and_a_bad_line_in_a_later_
     assert ranking.levels.offsets.tolist() == reference.levels.offsets.tolist()
     bad = RUN_IN_PARTS.replace("3 Q0 d2 2 8.5 tag3", "3 Q0 d2 2 x tag3")
     run_path.write_text(bad)
-    monkeypatch.setattr(_native_blocks, "part_starts", lambda path, parts, short=0: (
-        [0, bad.index("3 Q0 d0")] if path == str(run_path) else [0]))
+    monkeypatch.setattr(_native_blocks, "part_starts", lambda path, parts, short=0, quiet=False:
+                        [0, bad.index("3 Q0 d0")] if path == str(run_path) else [0])
     error = raises_the_reference_error(qrels_path, run_path, threads=2)
     assert isinstance(error, FormatError) and re.search(r"run:13:", str(error))
 

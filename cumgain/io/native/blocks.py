@@ -596,6 +596,8 @@ def auto_threads(threads: Optional[int]) -> int:
 
 PROBE_BYTES = 1 << 21       # a probe for a line's topic reads at most this much
 _FIRST_READ = 1 << 12       # ... starting with this much (the usual line is < 100 bytes)
+QUIET_BYTES = 1 << 16       # a run's part may start among this many bytes of blank and
+                            # comment lines (see _next_start)
 _END = object()             # what a probe finds past the last data line
 _LONG = object()            # ... and where it would read more than PROBE_BYTES
 
@@ -607,28 +609,33 @@ _LONG = object()            # ... and where it would read more than PROBE_BYTES
 _FIRST_FIELD = re.compile(rb"[ \t\r\v\f]*([^ \t\r\v\f\n]*)([ \t\r\v\f\n]?)")
 
 
-def _probe(raw, x: int):
+def _probe(raw, x: int, quiet: bool = False):
     """The first data line that starts at or after offset ``x`` of ``raw`` (comment and
     blank lines passed over, as the parsers do): ``(start, topic)``; _END if there is
     none, _LONG if finding it takes reading more than PROBE_BYTES. Only the topic of
-    the line is read, not the rest (a line with a long docno costs nothing more)."""
+    the line is read, not the rest (a line with a long docno costs nothing more). With
+    ``quiet``, ``(start, None)`` for the first line start at or after ``x`` if the
+    lines from there fill QUIET_BYTES with no data line."""
     base = max(x - 1, 0)
     raw.seek(base)
-    window = raw.read(_FIRST_READ)
+    window = bytearray(raw.read(_FIRST_READ))     # (grown in place)
     eof = len(window) < _FIRST_READ
     at = -1 if x > 0 else 0     # a line start to search from (-1: past the first newline)
+    first = at                  # the first line start
     while True:
         if at < 0:
             newline = window.find(b"\n")
-            at = newline + 1 if newline >= 0 else -1
+            at = first = newline + 1 if newline >= 0 else -1
         if at >= 0:
             start = _lines.first_data_line(window, at)
             if start >= 0:
                 field = _FIRST_FIELD.match(window, start)
                 if field.group(2) or eof:
-                    return base + start, field.group(1)
+                    return base + start, bytes(field.group(1))
                 at = start                      # the field goes on past what was read
             else:
+                if quiet and len(window) - first >= QUIET_BYTES:
+                    return base + first, None
                 at = window.rfind(b"\n", at) + 1 or at   # (the unfinished last line)
         if eof:
             return _END
@@ -640,12 +647,17 @@ def _probe(raw, x: int):
         window += more
 
 
-def _next_start(raw, offset: int) -> Optional[int]:
+def _next_start(raw, offset: int, quiet: bool = False) -> Optional[int]:
     """The file offset of a line after the line holding ``offset`` that starts a run
     topic: its topic (first field) differs from the data line before it; for topics
     that come one after another, the first such line. Comment and blank lines are
     passed over, as the parsers do. None if there is none within SEARCH_BYTES, or if a
-    line longer than PROBE_BYTES is in the way.
+    line longer than PROBE_BYTES is in the way. With ``quiet`` (a run's parts), the
+    first line after ``offset``'s if QUIET_BYTES of blank and comment lines start
+    there: a file, or a stretch of one, with no data lines is read in parts too,
+    instead of searched through for a data line and read by one thread (should a
+    topic go on after such a stretch, the parts meet it twice and the run is read held
+    by topic, see read_parts).
 
     A bounded search, not a scan: it probes the lines at doubling distances until one
     has another topic (or the file ends), then halves the gap between a line of the
@@ -653,10 +665,12 @@ def _next_start(raw, offset: int) -> Optional[int]:
     a few KiB (at most PROBE_BYTES), and there are about 2 log2(SEARCH_BYTES / 4 KiB)
     of them, however long the topic: a file that is one topic costs a dozen small
     reads, not a search through 16 MiB per part."""
-    first = _probe(raw, offset + 1)
+    first = _probe(raw, offset + 1, quiet)
     if first is _END or first is _LONG:
         return None
     low, topic = first
+    if topic is None:
+        return low
     step, high = _FIRST_READ, None
     while high is None:                 # a line of another topic, or the end
         if low + step - offset > SEARCH_BYTES:
@@ -704,10 +718,11 @@ def spread_order(n: int) -> list:
     return first + [k for k in range(n) if k not in first]
 
 
-def part_starts(path: str, parts: int, short: int = 0) -> list:
+def part_starts(path: str, parts: int, short: int = 0, quiet: bool = False) -> list:
     """Where each part of a plain file starts: 0, then topic starts near the
-    _part_targets (``short``: how many of the last parts are shorter); fewer parts for
-    a file below parts x PART_BYTES, where no start is found, and for a gzip file (one
+    _part_targets (``short``: how many of the last parts are shorter; ``quiet``: or
+    line starts among blank and comment lines, see _next_start); fewer parts for a
+    file below parts x PART_BYTES, where no start is found, and for a gzip file (one
     part)."""
     size = os.path.getsize(path)
     parts = max(1, min(parts, size // PART_BYTES))
@@ -718,7 +733,7 @@ def part_starts(path: str, parts: int, short: int = 0) -> list:
         if raw.read(2) == GZIP_MAGIC:
             return starts
         for target in _part_targets(size, parts, short)[1:]:
-            start = _next_start(raw, target)
+            start = _next_start(raw, target, quiet)
             if start is not None and starts[-1] < start < size:
                 starts.append(start)
     return starts
@@ -759,9 +774,10 @@ def read_parts(make_parser, source: Source, threads: int, max_line: int, run: bo
     part that stopped."""
     path = source.path
     if grouping:    # (each part holds every topic's lines apart: a few large parts)
-        starts = part_starts(path, GROUPING_PARTS_PER_THREAD * threads)
+        starts = part_starts(path, GROUPING_PARTS_PER_THREAD * threads, quiet=True)
     else:
-        starts = part_starts(path, parts_for(threads), SHORT_PARTS_PER_THREAD * threads)
+        starts = part_starts(path, parts_for(threads), SHORT_PARTS_PER_THREAD * threads,
+                             quiet=run)
     stops_at = starts[1:] + [os.path.getsize(path)]
     parsers = [make_parser() for _ in starts]
     own_lines = [0] * len(starts)
