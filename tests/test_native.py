@@ -940,13 +940,14 @@ def test_the_parts_start_where_topics_start(tmp_path, monkeypatch):
 @pytest.mark.parametrize("parts, short", [(16, 4), (8, 4), (5, 4), (4, 4), (2, 4), (1, 4),
                                           (16, 0), (3, 1)])
 def test_the_last_parts_handed_out_are_shorter(parts, short):
-    """The last ``short`` parts (never the first) are SHORT_PART_SHARE times shorter
-    than the others, give or take a byte of rounding; the parts cover the file."""
+    """The last ``short`` parts are SHORT_PART_SHARE times shorter than the others,
+    give or take a byte of rounding, where there are more parts than that (else all
+    are of one size); the parts cover the file."""
     size = 10 ** 9 + 7
     targets = _native_blocks._part_targets(size, parts, short)
     lengths = [stop - start for start, stop in zip(targets, targets[1:] + [size])]
     assert targets[0] == 0 and len(targets) == parts and sum(lengths) == size
-    n_short = min(short, parts - 1)
+    n_short = short if parts > short else 0
     long_parts, short_parts = lengths[:parts - n_short], lengths[parts - n_short:]
     assert max(long_parts) - min(long_parts) <= 1
     for length in short_parts:

@@ -1,4 +1,4 @@
-"""Blank and comment lines read 16 bytes at a time (cg_quiet_lines in cgcore/_scan.h,
+"""Blank and comment lines read 64 bytes at a time (cg_quiet_lines in cgcore/_scan.h,
 through the test hook cgcore._lines.quiet_lines), the one-pass block check
 (cg_text_kind), and the part starts a run's reader places among them
 (cumgain.io.native.blocks, QUIET_BYTES): against a model of the parsers' line rule and
@@ -44,7 +44,7 @@ def test_quiet_lines_skips_only_quiet_lines_and_stops_where_the_model_says(piece
                                                                            max_line):
     """What the scanner takes is whole quiet lines, counted right; where no comment line
     comes near the limit (or past it), it takes them up to the start of the line holding
-    the first byte of the 16 bytes where a line is not quiet (or where fewer than 16 are
+    the first byte of the 64 bytes where a line is not quiet (or where fewer than 64 are
     left)."""
     text = b"".join(pieces)
     taken, lines = _lines.quiet_lines(text, comments, max_line)
@@ -57,12 +57,12 @@ def test_quiet_lines_skips_only_quiet_lines_and_stops_where_the_model_says(piece
     starts = _line_starts(text)
     ends = [text.find(b"\n", start) for start in starts]
     if any(comments and text[start:start + 1] == b"#"
-           and (end < 0 or end - start > max_line - 16) for start, end in zip(starts, ends)):
+           and (end < 0 or end - start > max_line - 64) for start, end in zip(starts, ends)):
         return                                  # a comment line near or past the limit
     first_loud = next((start for start, end in zip(starts, ends)
                        if end < 0 or not _quiet(text[start:end], comments, max_line)),
                       len(text))
-    stop = min(first_loud // 16 * 16, len(text) // 16 * 16)
+    stop = min(first_loud // 64 * 64, len(text) // 64 * 64)
     assert taken == max(start for start in starts if start <= stop)
 
 

@@ -28,7 +28,7 @@ from cumgain.io.trec.byte_stream import _MAGIC_BYTES, _batches, _Compressed, _co
 from cumgain.exceptions import FormatError, naming
 from cumgain.common.limits import MAX_THREADS, whole_number
 
-BLOCK = 1 << 20          # read 1 MiB at a time (the block stays in the L2 cache while parsed)
+BLOCK = 1 << 18          # read 256 KiB at a time (the block stays in the L2 cache while parsed)
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
 
@@ -697,9 +697,10 @@ def _next_start(raw, offset: int, quiet: bool = False) -> Optional[int]:
 
 def _part_targets(size: int, parts: int, short: int) -> list:
     """Where ``parts`` parts of ``size`` bytes would start if lines and topics did not
-    matter: the last ``short`` parts (at most all but the first) SHORT_PART_SHARE
-    times smaller than the others."""
-    short = min(short, parts - 1)
+    matter: the last ``short`` parts SHORT_PART_SHARE times smaller than the others,
+    unless there are no more parts than that (a file of a few PART_BYTES: then parts
+    of one size, which the threads share evenly, not one part four times another)."""
+    short = short if parts > short else 0
     units = (parts - short) * SHORT_PART_SHARE + short
     targets, at = [], 0
     for k in range(parts):
@@ -789,8 +790,9 @@ def read_parts(make_parser, source: Source, threads: int, max_line: int, run: bo
     seen_lock = threading.Lock()        # in two parts stops the reading at once
 
     def read(part: int) -> Optional[Stop]:
-        if not hasattr(buffers, "block"):
-            buffers.block = bytearray(BLOCK)
+        size = min(BLOCK, stops_at[part] - starts[part] + 1)   # (a small file: a small
+        if len(getattr(buffers, "block", b"")) < size:          # buffer, not faulted in)
+            buffers.block = bytearray(size)
         parser = parsers[part]
         stop = feed_blocks(parser, range_blocks(path, starts[part], stops_at[part],
                                                 buffers.block, max_line), max_line)
