@@ -258,6 +258,96 @@ def test_large_topics_in_no_order_are_ranked_as_the_reference(tmp_path, kind, n)
         np.testing.assert_array_equal(moved.values[name], in_order.values[name])
 
 
+@pytest.mark.parametrize("shards", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("sizes", ["equal", "unequal"])
+def test_concatenated_shards_are_found_early_and_read_as_the_reference(tmp_path, monkeypatch,
+                                                                       shards, sizes):
+    """Probes at evenly spaced offsets see a topic come back in shards of one size
+    (topics_come_back: never for one shard, the topics contiguous); other shards are
+    found by the parts as they read (a topic in two parts stops every part at its next
+    block). Either way: the reference's values, in one thread or three."""
+    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1 << 12)
+    monkeypatch.setattr(_native_blocks, "BLOCK", 1 << 10)
+    rng = np.random.default_rng(shards)
+    topics = [f"q{t}" for t in range(40)]
+    run, qrels = [], []
+    for s in range(shards):
+        n_docs = 12 if sizes == "equal" else 4 + 7 * s
+        for t in topics:
+            run += [f"{t} Q0 s{s}d{d} {d} {rng.integers(1, 9)}.5 r" for d in range(n_docs)]
+    qrels = [f"{t} 0 s{s}d{d} {rng.integers(0, 3)}" for t in topics for s in range(shards)
+             for d in range(0, 12, 5)]
+    (tmp_path / "qrels.txt").write_text(lines_text(qrels))
+    (tmp_path / "run.txt").write_text(lines_text(run))
+    found = _native_blocks.topics_come_back(str(tmp_path / "run.txt"))
+    assert found <= (shards > 1)                    # (a topic seen twice: it came back)
+    assert found >= (shards > 1 and sizes == "equal" and 48 % shards == 0)
+    for threads in (1, 3):
+        assert_same(evaluate_both(tmp_path / "qrels.txt", lambda: tmp_path / "run.txt",
+                                  MEASURES, threads=threads))
+
+
+def test_parts_stop_at_their_next_block_once_a_topic_is_found_in_two(tmp_path, monkeypatch):
+    """Shards the probes do not catch: a part notes its topics after its first block
+    and at its end, and once a topic is in two parts, every part stops at its next
+    block (the run is then read held by topic). Parts handed out one at a time here:
+    the first part read whole, the second stopped after a block; the values are the
+    reference's."""
+    from cumgain.io.native import reader
+    monkeypatch.setattr(reader, "topics_come_back", lambda path: False)
+    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1 << 12)
+    monkeypatch.setattr(_native_blocks, "BLOCK", 1 << 9)
+    real_parts_in_turn = _native_blocks.parts_in_turn
+    monkeypatch.setattr(_native_blocks, "parts_in_turn",
+                        lambda parsers, threads, read, join, order=None:
+                        real_parts_in_turn(parsers, 1, read, join, order))
+    topics = [f"q{t}" for t in range(40)]
+    run = [f"{t} Q0 s{s}d{d} {d} {d % 7}.5 r" for s in range(4) for t in topics
+           for d in range(12)]
+    qrels = [f"{t} 0 s1d3 1" for t in topics]
+    (tmp_path / "qrels.txt").write_text(lines_text(qrels))
+    (tmp_path / "run.txt").write_text(lines_text(run))
+    fed, grouping = [], [False]
+    real_read_parts, real_feed_blocks = _native_blocks.read_parts, _native_blocks.feed_blocks
+
+    def read_parts(*args, **options):
+        grouping[0] = options.get("grouping", False)
+        return real_read_parts(*args, **options)
+
+    def feed_blocks(parser, blocks, max_line=-1):
+        def counted():
+            for block in blocks:
+                fed.append((grouping[0], len(block)))
+                yield block
+        return real_feed_blocks(parser, counted(), max_line)
+
+    monkeypatch.setattr(reader, "read_parts", read_parts)
+    monkeypatch.setattr(_native_blocks, "feed_blocks", feed_blocks)
+    assert_same(evaluate_both(tmp_path / "qrels.txt", lambda: tmp_path / "run.txt",
+                              MEASURES, threads=2))
+    path, size = str(tmp_path / "run.txt"), len(lines_text(run))
+    starts = _native_blocks.part_starts(path, _native_blocks.parts_for(2),
+                                        _native_blocks.SHORT_PARTS_PER_THREAD * 2, quiet=True)
+    first = _native_blocks.spread_order(starts, size)[0]
+    first_part = (starts + [size])[first + 1] - starts[first]
+    streamed = sum(length for held, length in fed if not held) - len(lines_text(qrels))
+    assert first_part < streamed <= first_part + (1 << 9)
+    assert sum(length for held, length in fed if held) == size
+
+
+def test_a_probe_that_sees_a_topic_twice_around_another_is_a_topic_that_came_back(tmp_path,
+                                                                                 monkeypatch):
+    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1 << 10)
+    path = tmp_path / "run.txt"
+    block = [f"a Q0 d{d} {d} 1 r" for d in range(400)]
+    path.write_text(lines_text(block + [f"b Q0 d{d} {d} 1 r" for d in range(400)] + block))
+    assert _native_blocks.topics_come_back(str(path))
+    path.write_text(lines_text(block + [f"b Q0 d{d} {d} 1 r" for d in range(800)]))
+    assert not _native_blocks.topics_come_back(str(path))
+    (tmp_path / "run.gz").write_bytes(gzip.compress(path.read_bytes()))
+    assert not _native_blocks.topics_come_back(str(tmp_path / "run.gz"))
+
+
 # ---------------------------------------------------------------- errors, read once
 
 BAD_LINES = ["q1 Q0 d9 1 x t", "q1 Q0 d9 1", "q1 Q0 d9 1 nan t", "q1 Q0 d\x009 1 1 t",

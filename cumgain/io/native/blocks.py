@@ -28,7 +28,7 @@ from cumgain.io.trec.byte_stream import _MAGIC_BYTES, _batches, _Compressed, _co
 from cumgain.exceptions import FormatError, naming
 from cumgain.common.limits import MAX_THREADS, whole_number
 
-BLOCK = 1 << 18          # read 256 KiB at a time (the block stays in the L2 cache while parsed)
+BLOCK = 1 << 18          # read 256 KiB at a time (a block stays in the L2 cache as parsed)
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
 
@@ -709,14 +709,47 @@ def _part_targets(size: int, parts: int, short: int) -> list:
     return targets
 
 
-def spread_order(n: int) -> list:
-    """The order parts of a file are handed out in when its topics may come back (a run
-    read as it streams): the first part, then the ones starting at the half, the
-    quarter and the three quarters, so that a file of concatenated shards shows a
-    topic in two parts among the first few read; then the rest in order (the last,
-    shorter parts last)."""
-    first = list(dict.fromkeys(k for k in (0, n // 2, n // 4, 3 * n // 4) if k < n))
-    return first + [k for k in range(n) if k not in first]
+COME_BACK_SAMPLES = 48     # where topics_come_back looks (at k / 48 of the file: the
+                           # shard starts of 2, 3, 4, 6, 8, 12, 16, 24 shards of one size)
+
+
+def topics_come_back(path: str) -> bool:
+    """Whether a few probes of a plain file already show a run topic coming back after
+    another (so that reading it as it streams would only find that out later): the
+    topics of the data lines at COME_BACK_SAMPLES evenly spaced offsets, one topic at
+    two of them and another between. Never True for a file whose topics are
+    contiguous; True for concatenated shards of about one size, whose starts hold the
+    same topics (others are found when their parts are read, see read_parts)."""
+    size = os.path.getsize(path)
+    if size < 2 * PART_BYTES:
+        return False
+    topics: list = []
+    with open(path, "rb") as raw:
+        if raw.read(2) == GZIP_MAGIC:
+            return False
+        for k in range(COME_BACK_SAMPLES):
+            found = _probe(raw, size * k // COME_BACK_SAMPLES)
+            if found is not _END and found is not _LONG and (not topics
+                                                             or found[1] != topics[-1]):
+                if found[1] in topics:
+                    return True
+                topics.append(found[1])
+    return False
+
+
+def spread_order(starts: list, size: int) -> list:
+    """The order the parts starting at ``starts`` (of a file of ``size`` bytes) are
+    handed out in when its topics may come back (a run read as it streams): first the
+    parts that start nearest the start, the half, the quarter and the three quarters
+    of the file, so that a file of 2, 4 or 8 concatenated shards of about one size
+    (each starting with the same topics) shows a topic in two parts at their first
+    blocks; then the rest in order (the last, shorter parts last)."""
+    first: list = []
+    for fraction in (0, 1 / 2, 1 / 4, 3 / 4):
+        nearest = min(range(len(starts)), key=lambda k: abs(starts[k] - fraction * size))
+        if nearest not in first:
+            first.append(nearest)
+    return first + [k for k in range(len(starts)) if k not in first]
 
 
 def part_starts(path: str, parts: int, short: int = 0, quiet: bool = False) -> list:
@@ -788,24 +821,44 @@ def read_parts(make_parser, source: Source, threads: int, max_line: int, run: bo
     streaming = run and not grouping
     seen: dict[str, int] = {}           # (streaming) the topics of the parts read: a topic
     seen_lock = threading.Lock()        # in two parts stops the reading at once
+    came_back = threading.Event()       # ... of every part, at its next block
+
+    def in_one_part(topics: list, part: int) -> bool:
+        """Note ``topics`` as read in ``part``: False if another part has one of them."""
+        with seen_lock:
+            if any(seen.setdefault(topic, part) != part for topic in topics):
+                came_back.set()
+        return not came_back.is_set()
+
+    def watched(blocks, parser, part: int):
+        """``blocks`` while no topic has come back in another part, its topics so far
+        noted after its first block: concatenated shards (each topic in every shard)
+        show it after a block of the first parts read (see spread_order), not after
+        whole parts."""
+        first = True
+        for block in blocks:
+            yield block
+            if came_back.is_set() or (first and not in_one_part(parser.topic_list(), part)):
+                return
+            first = False
 
     def read(part: int) -> Optional[Stop]:
         size = min(BLOCK, stops_at[part] - starts[part] + 1)   # (a small file: a small
         if len(getattr(buffers, "block", b"")) < size:          # buffer, not faulted in)
             buffers.block = bytearray(size)
         parser = parsers[part]
-        stop = feed_blocks(parser, range_blocks(path, starts[part], stops_at[part],
-                                                buffers.block, max_line), max_line)
+        blocks = range_blocks(path, starts[part], stops_at[part], buffers.block, max_line)
+        stop = feed_blocks(parser, watched(blocks, parser, part) if streaming else blocks,
+                           max_line)
         own_lines[part] = parser.lines_seen
+        if stop is None and streaming and came_back.is_set():
+            return Stop("not_grouped")
         if stop is None and streaming:
             status = parser.finish()
             if status != _trec.STATUS_OK:
                 stop = status_stop(parser, status)
-        if stop is None and streaming:
-            topics = parser.topic_list()
-            with seen_lock:
-                if any(seen.setdefault(topic, part) != part for topic in topics):
-                    stop = Stop("not_grouped")
+        if stop is None and streaming and not in_one_part(parser.topic_list(), part):
+            stop = Stop("not_grouped")
         return stop
 
     def join(first, other) -> Optional[Stop]:
@@ -814,7 +867,7 @@ def read_parts(make_parser, source: Source, threads: int, max_line: int, run: bo
 
     with naming(path):
         stops = parts_in_turn(parsers, threads, read, join,
-                              spread_order(len(parsers)) if streaming else None)
+                              spread_order(starts, stops_at[-1]) if streaming else None)
     stop, shift = _first_stop(stops, own_lines)
     if stop is not None:
         return None, stop, shift

@@ -45,7 +45,7 @@ import numpy as np
 from cgcore import _columns, _trec
 from cumgain.io import columns, neighbours
 from cumgain.io.native.blocks import (Source, Spill, Stop, auto_threads, available_cores,
-                                    check_threads, parts_for, parts_in_turn,
+                                    check_threads, parts_for, parts_in_turn, topics_come_back,
                                     read_parts, read_whole, source_of, status_stop)
 from cumgain.io.native.errors import (TABLE_WORDS, _bad_row, _duplicate_error, _names_lines,
                                     _oom, _reading, _stop_error, _warn_dropped)
@@ -287,8 +287,8 @@ class _RunReader:
         again: a file or a seekable stream from its start, a stream that cannot be read
         twice (a pipe) from the copy made of what was read of it (see Spill), then on."""
         max_line = max_line_bytes()
-        grouping = False
         parts = source.plain and self.threads > 1
+        grouping = parts and topics_come_back(source.path)     # (then held by topic at once)
         spill = Spill() if not source.again else None
         try:
             with _reading(source.name, "run"):
