@@ -728,9 +728,12 @@ def topics_come_back(path: str) -> bool:
         if raw.read(2) == GZIP_MAGIC:
             return False
         for k in range(COME_BACK_SAMPLES):
-            found = _probe(raw, size * k // COME_BACK_SAMPLES)
-            if found is not _END and found is not _LONG and (not topics
-                                                             or found[1] != topics[-1]):
+            found = _probe(raw, size * k // COME_BACK_SAMPLES, quiet=True)
+            if found is _END:
+                break
+            if found is _LONG or found[1] is None:
+                return False        # (long lines, or long stretches of no data: no more
+            if not topics or found[1] != topics[-1]:            # probes that read far)
                 if found[1] in topics:
                     return True
                 topics.append(found[1])
