@@ -178,7 +178,8 @@ import numpy as np
 
 from cumgain.io import columns, neighbours
 from cumgain.io.native import reader as native
-from cumgain.io.native.blocks import check_threads, is_stream, source_of
+from cumgain.io.native.blocks import is_stream, source_of
+from cumgain.io.native.parts import check_threads
 from cumgain.io.native.qrels import _columns_qrels, native_qrels
 from cumgain.io.native.reader import (PreparedQrels, PreparedQrelsFile, PreparedQrelsTable,
                                       _table_of)

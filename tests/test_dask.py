@@ -1123,13 +1123,13 @@ def test_trec_qrels_files_are_read_natively_into_the_same_table(form, tmp_path, 
     that fit: 7 bytes less a judgment to ship), and no reference read."""
     import gzip
     pytest.importorskip("pyarrow")
-    from cumgain.io.native import blocks as _native_blocks
+    from cumgain.io.native import parts as _native_parts
     from cumgain.io.native import reader as native
     text = "".join(f"{q} 0 {d} {r}\n" for q, d, r in QRELS.itertuples(index=False))
     path = tmp_path / ("qrels.txt.gz" if form == "gzip" else "qrels.txt")
     path.write_bytes(gzip.compress(text.encode()) if form == "gzip" else text.encode())
     if form == "in parts":
-        monkeypatch.setattr(_native_blocks, "PART_BYTES", 64)
+        monkeypatch.setattr(_native_parts, "PART_BYTES", 64)
         monkeypatch.setattr(native, "auto_threads", lambda threads: 3)
     expected = dask_qrels._judged(dask_qrels.load_qrels(path), "error").prepared.table
     monkeypatch.setattr(dask_qrels, "load_qrels", None)

@@ -30,6 +30,7 @@ import cumgain
 from cumgain import trec_io
 from cgcore import _lines, _qrels, _trec, _vectors
 from cumgain.io.native import blocks as _native_blocks
+from cumgain.io.native import parts as _native_parts
 from cumgain.io.native import reader as native
 from cumgain.reference import reading as reference_reading
 from cumgain.engine.evaluator import TopicsWarning, evaluate
@@ -777,7 +778,7 @@ def test_files_read_in_parts_rank_as_one_reader(tmp_path, monkeypatch, data, tie
     qrels_path.write_bytes(b"\xef\xbb\xbf# judgments\n" + qrels_path.read_bytes())
     options = dict(ties=ties, score_precision="float32", seed=5, depth=None)
     whole = read_ranked(qrels_path, run_path, threads=1, **options)
-    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
+    monkeypatch.setattr(_native_parts, "PART_BYTES", 1)
     parts = read_ranked(qrels_path, run_path, threads=threads, **options)
     assert isinstance(whole, RankedInput) and isinstance(parts, RankedInput)
     assert ranked_arrays(parts) == ranked_arrays(whole)
@@ -810,7 +811,7 @@ def test_qrels_past_what_a_segment_holds_raise_an_input_error_naming_the_limit(
     qrels_path.write_text("\n".join(qrels_lines) + "\n")
     run_path.write_text("".join(f"{topic} Q0 doc{doc} {doc} {100 - doc} tag\n"
                                 for topic in range(4) for doc in range(0, 40, 2)))
-    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
+    monkeypatch.setattr(_native_parts, "PART_BYTES", 1)
     expected = _reference_evaluation(qrels_path, run_path)
     assert_same(_evaluation(qrels_path, run_path, threads=2), expected)
     docno_bytes = sum(len(line.split()[2]) for line in qrels_lines)
@@ -871,7 +872,7 @@ def test_parts_handed_out_in_turn_are_appended_in_order(threads):
             read.append(part)
         return None
 
-    assert _native_blocks.parts_in_turn(parsers, threads, read_part, _join) == [None] * 8
+    assert _native_parts.parts_in_turn(parsers, threads, read_part, _join) == [None] * 8
     assert sorted(read) == list(range(8))
     assert parsers[0].appended == list(range(1, 8))
 
@@ -888,7 +889,7 @@ def test_parts_in_turn_stop_at_a_failed_part_and_raise_a_helper_error():
         parsers[part].read = part != 3
         return None if parsers[part].read else stop
 
-    stops = _native_blocks.parts_in_turn(parsers, 2, read_unless_3, _join)
+    stops = _native_parts.parts_in_turn(parsers, 2, read_unless_3, _join)
     assert stops[3] is stop and stops[:3] == [None, None, None]
     assert all(parsers[part].read for part in range(3))
     assert 3 not in parsers[0].appended
@@ -903,7 +904,7 @@ def test_parts_in_turn_stop_at_a_failed_part_and_raise_a_helper_error():
     def join_unless_2(first, other):
         return _native_blocks.Stop("too_big") if other.name == 2 else _join(first, other)
 
-    stops = _native_blocks.parts_in_turn(parsers, 1, read_all, join_unless_2)
+    stops = _native_parts.parts_in_turn(parsers, 1, read_all, join_unless_2)
     assert stops[2] == _native_blocks.Stop("too_big") and parsers[0].appended == [1]
     assert [stops[part] for part in (0, 1)] == [None, None]
 
@@ -916,7 +917,7 @@ def test_parts_in_turn_stop_at_a_failed_part_and_raise_a_helper_error():
         return None
 
     with pytest.raises(MemoryError, match="part 4"):
-        _native_blocks.parts_in_turn(parsers, 3, broken, _join)
+        _native_parts.parts_in_turn(parsers, 3, broken, _join)
 
 
 RUN_IN_PARTS = "".join(f"{t} Q0 d{d} {d} {10 - d}.5 tag{t}\n" for t in (1, 2, 3, 4) for d in range(5))
@@ -925,8 +926,8 @@ RUN_IN_PARTS = "".join(f"{t} Q0 d{d} {d} {10 - d}.5 tag{t}\n" for t in (1, 2, 3,
 def test_the_parts_start_where_topics_start(tmp_path, monkeypatch):
     run_path = tmp_path / "run"
     run_path.write_text(RUN_IN_PARTS)
-    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
-    starts = _native_blocks.part_starts(str(run_path), 4)
+    monkeypatch.setattr(_native_parts, "PART_BYTES", 1)
+    starts = _native_parts.part_starts(str(run_path), 4)
     text = RUN_IN_PARTS.encode()
     assert starts[0] == 0 and len(starts) >= 2 and starts == sorted(set(starts))
     for start in starts[1:]:
@@ -934,7 +935,7 @@ def test_the_parts_start_where_topics_start(tmp_path, monkeypatch):
         previous = text[:start].rstrip(b"\n").rsplit(b"\n", 1)[-1].split()[0]
         assert text[start:].split()[0] != previous
     run_path.write_text("".join(f"1 Q0 d{d} {d} 1.0 t\n" for d in range(50)))   # one topic
-    assert _native_blocks.part_starts(str(run_path), 4) == [0]
+    assert _native_parts.part_starts(str(run_path), 4) == [0]
 
 
 @pytest.mark.parametrize("parts, short", [(16, 4), (8, 4), (5, 4), (4, 4), (2, 4), (1, 4),
@@ -944,15 +945,15 @@ def test_the_last_parts_handed_out_are_shorter(parts, short):
     give or take a byte of rounding, where there are more parts than that (else all
     are of one size); the parts cover the file."""
     size = 10 ** 9 + 7
-    targets = _native_blocks._part_targets(size, parts, short)
+    targets = _native_parts._part_targets(size, parts, short)
     lengths = [stop - start for start, stop in zip(targets, targets[1:] + [size])]
     assert targets[0] == 0 and len(targets) == parts and sum(lengths) == size
     n_short = short if parts > short else 0
     long_parts, short_parts = lengths[:parts - n_short], lengths[parts - n_short:]
     assert max(long_parts) - min(long_parts) <= 1
     for length in short_parts:
-        assert abs(length * _native_blocks.SHORT_PART_SHARE - long_parts[0]) <= \
-            _native_blocks.SHORT_PART_SHARE
+        assert abs(length * _native_parts.SHORT_PART_SHARE - long_parts[0]) <= \
+            _native_parts.SHORT_PART_SHARE
 
 
 def test_a_file_in_parts_reads_as_one_part_with_short_last_parts(tmp_path, monkeypatch):
@@ -964,8 +965,8 @@ def test_a_file_in_parts_reads_as_one_part_with_short_last_parts(tmp_path, monke
                                   for t in range(60) for d in range(0, 40, 3)))
     measures = ["map", "ndcg_cut_10", "P_5", "recip_rank"]
     whole = evaluate(qrels_path, run_path, measures, threads=1)
-    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
-    assert len(_native_blocks.part_starts(str(run_path), _native_blocks.parts_for(2), 4)) == 16
+    monkeypatch.setattr(_native_parts, "PART_BYTES", 1)
+    assert len(_native_parts.part_starts(str(run_path), _native_parts.parts_for(2), 4)) == 16
     parted = evaluate(qrels_path, run_path, measures, threads=2)
     for measure in measures:
         assert parted.values[measure].tolist() == whole.values[measure].tolist()
@@ -986,19 +987,19 @@ def test_a_part_start_is_looked_for_within_search_bytes_in_a_few_small_reads(mon
     """Past a line longer than a read (only its topic is read where a probe lands on
     it); a line longer than PROBE_BYTES in the way, or no other topic within
     SEARCH_BYTES, ends the search: None, after a bounded number of bounded reads."""
-    monkeypatch.setattr(_native_blocks, "SEARCH_BYTES", 1 << 18)
+    monkeypatch.setattr(_native_parts, "SEARCH_BYTES", 1 << 18)
     long_line = b"1 Q0 " + b"x" * 150_000 + b" 1 1.0 t\n"
     text = b"1 Q0 a 1 2.0 t\n" + long_line + b"2 Q0 b 1 1.0 t\n"
     reader = _CountingReader(text)
-    assert _native_blocks._next_start(reader, 3) == text.index(b"2 Q0 b")
-    monkeypatch.setattr(_native_blocks, "PROBE_BYTES", 1 << 16)
+    assert _native_parts._next_start(reader, 3) == text.index(b"2 Q0 b")
+    monkeypatch.setattr(_native_parts, "PROBE_BYTES", 1 << 16)
     reader = _CountingReader(b"1 Q0 a 1 2.0 t\n1 Q0 " + b"x" * (1 << 20) + b" 1 1.0 t\n2 Q0 b\n")
-    assert _native_blocks._next_start(reader, 20) is None
-    assert reader.bytes_read <= 2 * _native_blocks.PROBE_BYTES
+    assert _native_parts._next_start(reader, 20) is None
+    assert reader.bytes_read <= 2 * _native_parts.PROBE_BYTES
     one_topic = b"".join(b"1 Q0 d%d %d 1.0 t\n" % (i, i) for i in range(100_000))
     reader = _CountingReader(one_topic)
-    assert _native_blocks._next_start(reader, 1000) is None
-    assert reader.bytes_read <= 20 * _native_blocks._FIRST_READ * 2
+    assert _native_parts._next_start(reader, 1000) is None
+    assert reader.bytes_read <= 20 * _native_parts._FIRST_READ * 2
 
 
 def _first_topic_start(text: bytes, offset: int):
@@ -1010,7 +1011,7 @@ def _first_topic_start(text: bytes, offset: int):
             fields = line.split(None, 1)
             if fields and not fields[0].startswith(b"#"):
                 if previous is not None and fields[0] != previous:
-                    return position if position - offset <= _native_blocks.SEARCH_BYTES \
+                    return position if position - offset <= _native_parts.SEARCH_BYTES \
                         else None
                 previous = fields[0]
         started = started or position <= offset <= position + len(line)
@@ -1039,7 +1040,7 @@ def test_a_part_start_is_the_first_topic_start_after_the_target(topics, lead, fi
                              for extra in extras)
     text = b"\n".join(lines) + (b"\n" if final_newline else b"")
     offset = min(int(where * len(text)), len(text) - 1)
-    assert _native_blocks._next_start(io.BytesIO(text), offset) == \
+    assert _native_parts._next_start(io.BytesIO(text), offset) == \
         _first_topic_start(text, offset)
 
 
@@ -1061,12 +1062,12 @@ def test_a_one_topic_run_is_not_searched_through(tmp_path, monkeypatch):
             bytes_read.append(len(data))
             return data
 
-    monkeypatch.setattr(_native_blocks, "open", lambda path, mode: Counting(path, "r"),
+    monkeypatch.setattr(_native_parts, "open", lambda path, mode: Counting(path, "r"),
                         raising=False)
-    assert _native_blocks.part_starts(str(run_path), _native_blocks.parts_for(4), 8) == [0]
-    parts = min(_native_blocks.parts_for(4),
-                run_path.stat().st_size // _native_blocks.PART_BYTES)
-    probes = 2 * (_native_blocks.SEARCH_BYTES // 4096).bit_length() + 2   # per part, at most
+    assert _native_parts.part_starts(str(run_path), _native_parts.parts_for(4), 8) == [0]
+    parts = min(_native_parts.parts_for(4),
+                run_path.stat().st_size // _native_parts.PART_BYTES)
+    probes = 2 * (_native_parts.SEARCH_BYTES // 4096).bit_length() + 2   # per part, at most
     assert parts > 1 and sum(bytes_read) <= (parts - 1) * probes * 2 * 4096
 
 
@@ -1086,7 +1087,7 @@ def test_a_topic_split_between_parts_is_held_by_topic_and_a_bad_line_in_a_later_
             cuts.append(parts)
         return [0, middle_of_topic_1] if path == str(run_path) else [0]
 
-    monkeypatch.setattr(_native_blocks, "part_starts", starts)
+    monkeypatch.setattr(_native_parts, "part_starts", starts)
     ranked = read_ranked(qrels_path, run_path, threads=2, **READ)
     assert len(cuts) == 2           # read in parts, then again in parts held by topic
     reference = reference_reading.rank(qrels_path, run_path, warn=False)
@@ -1101,7 +1102,7 @@ def test_a_topic_split_between_parts_is_held_by_topic_and_a_bad_line_in_a_later_
     assert ranking.levels.offsets.tolist() == reference.levels.offsets.tolist()
     bad = RUN_IN_PARTS.replace("3 Q0 d2 2 8.5 tag3", "3 Q0 d2 2 x tag3")
     run_path.write_text(bad)
-    monkeypatch.setattr(_native_blocks, "part_starts", lambda path, parts, short=0, quiet=False:
+    monkeypatch.setattr(_native_parts, "part_starts", lambda path, parts, short=0, quiet=False:
                         [0, bad.index("3 Q0 d0")] if path == str(run_path) else [0])
     error = raises_the_reference_error(qrels_path, run_path, threads=2)
     assert isinstance(error, FormatError) and re.search(r"run:13:", str(error))
@@ -1229,7 +1230,7 @@ def test_qrels_read_in_parts_find_duplicates_and_bad_lines_across_parts(tmp_path
     qrels_path.write_text("\n".join(lines) + "\n")
     run_path = tmp_path / "run"
     run_path.write_text("1 Q0 d00 1 1.0 t\n")
-    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
+    monkeypatch.setattr(_native_parts, "PART_BYTES", 1)
     whole = native.native_qrels(qrels_path, threads=1)
     for threads in (2, 3, 7):
         parts = native.native_qrels(qrels_path, threads=threads)
@@ -1345,14 +1346,14 @@ def _evaluated_seeing_the_ranked_input(monkeypatch, tmp_path, run_topics, thread
     return got, seen[-1], (qrels_path, run_path)
 
 
-@pytest.mark.parametrize("threads, part_bytes", [(1, _native_blocks.PART_BYTES), (2, 1)])
+@pytest.mark.parametrize("threads, part_bytes", [(1, _native_parts.PART_BYTES), (2, 1)])
 def test_the_same_topics_are_told_in_c(tmp_path, monkeypatch, threads, part_bytes):
     """The ranker tells whether the run ranks exactly the qrels topics in the qrels'
     order (read in one part or several); when they differ, evaluate() decodes the
     qrels' topic ids too. The evaluation is the reference reader's either way, topics
     left out included. (That the qrels ids are not decoded when the topics are the
     same: the next test.)"""
-    monkeypatch.setattr(_native_blocks, "PART_BYTES", part_bytes)
+    monkeypatch.setattr(_native_parts, "PART_BYTES", part_bytes)
     for run_topics, same in SAME_TOPICS_CASES.items():
         got, ranked, paths = _evaluated_seeing_the_ranked_input(monkeypatch, tmp_path,
                                                                 run_topics, threads)
@@ -1367,12 +1368,12 @@ def test_the_same_topics_are_told_in_c(tmp_path, monkeypatch, threads, part_byte
             assert got.values[name].tolist() == expected.values[name].tolist()
 
 
-@pytest.mark.parametrize("threads, part_bytes", [(1, _native_blocks.PART_BYTES), (2, 1)])
+@pytest.mark.parametrize("threads, part_bytes", [(1, _native_parts.PART_BYTES), (2, 1)])
 def test_the_qrels_ids_are_not_decoded_when_the_run_ranks_the_same_topics(
         tmp_path, monkeypatch, threads, part_bytes):
     """A run that ranks exactly the qrels topics in the qrels' order: evaluate()
     decodes only the run's topic ids (NativeQrels.topics is never asked for)."""
-    monkeypatch.setattr(_native_blocks, "PART_BYTES", part_bytes)
+    monkeypatch.setattr(_native_parts, "PART_BYTES", part_bytes)
     run_topics = next(topics for topics, same in SAME_TOPICS_CASES.items() if same)
     _, ranked, _ = _evaluated_seeing_the_ranked_input(monkeypatch, tmp_path, run_topics,
                                                       threads)
@@ -1513,8 +1514,8 @@ def test_qrels_duplicates_found_while_ranking_name_their_line(tmp_path, monkeypa
     line; an indexed table cannot skip the check."""
     qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
     run_path.write_text("".join(f"{t} Q0 d{d} 1 {d} t\n" for t in (1, 2) for d in range(4)))
-    for threads, part_bytes in ((1, _native_blocks.PART_BYTES), (2, 1), (3, 1)):
-        monkeypatch.setattr(_native_blocks, "PART_BYTES", part_bytes)
+    for threads, part_bytes in ((1, _native_parts.PART_BYTES), (2, 1), (3, 1)):
+        monkeypatch.setattr(_native_parts, "PART_BYTES", part_bytes)
         for topic in (2, 3):                # ranked; not in the run
             lines = [f"{t} 0 d{d} {d % 3}" for t in (1, 2, 3) for d in range(4)]
             lines.insert(10, f"{topic} 0 d1 1")
@@ -2056,7 +2057,7 @@ def test_an_allocation_failing_in_c_raises_at_once_naming_what_was_read(
             path.write_bytes(gzip.compress(data) if form == "gzip" else data)
         sources = qrels_path, run_path
         named = str(qrels_path if which == "qrels" else run_path)
-        monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
+        monkeypatch.setattr(_native_parts, "PART_BYTES", 1)
     _refuse_the_reference_reader(monkeypatch)
     limit = 1 << 16
     allocation_limit(limit)
@@ -2097,7 +2098,7 @@ def test_a_line_past_the_limit_within_a_block_stops_the_c_reader(tmp_path, monke
     the C parser stops at it and raises the reference reader's error, naming it; lines
     of exactly the limit are read natively, with the reference reader's numbers."""
     monkeypatch.setattr(trec_io, "MAX_LINE_BYTES", 60)
-    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
+    monkeypatch.setattr(_native_parts, "PART_BYTES", 1)
     qrels = [f"{t} 0 d{d} {d % 3}" for t in range(1, 30) for d in range(20)]
     run = [f"{t} Q0 d{d} {d + 1} {30 - d} t" for t in range(1, 30) for d in range(20)]
     lines = qrels if bad_file == "qrels" else run

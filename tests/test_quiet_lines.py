@@ -16,7 +16,7 @@ from cgcore import _lines, _trec
 from cumgain import trec_io
 from cumgain.engine.results import TopicsWarning
 from cumgain.exceptions import FormatError
-from cumgain.io.native import blocks as _native_blocks
+from cumgain.io.native import parts as _native_parts
 from cumgain.reference import reading as reference_reading
 
 # ------------------------------------------------------------ the scanner and its model
@@ -142,14 +142,14 @@ def test_a_file_of_comments_is_cut_into_parts_at_line_starts(tmp_path, monkeypat
     """A run's parts may start among blank and comment lines (QUIET_BYTES of them): a
     file with no data lines is read in parts, each from a line start; the qrels' and
     the search without ``quiet`` find no start there."""
-    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1 << 16)
+    monkeypatch.setattr(_native_parts, "PART_BYTES", 1 << 16)
     path = tmp_path / "run"
     _write(path, [b"# a comment line of some length\n" * 40_000, b"\n" * 100_000])
     text = path.read_bytes()
-    starts = _native_blocks.part_starts(str(path), 8, quiet=True)
+    starts = _native_parts.part_starts(str(path), 8, quiet=True)
     assert len(starts) == 8 and starts == sorted(set(starts))
     assert all(start == 0 or text[start - 1] == 10 for start in starts)
-    assert _native_blocks.part_starts(str(path), 8) == [0]
+    assert _native_parts.part_starts(str(path), 8) == [0]
 
 
 @pytest.mark.parametrize("where", ["in a topic", "between topics"])
@@ -159,7 +159,7 @@ def test_a_long_stretch_of_comments_in_a_topic_is_read_as_the_reference(tmp_path
     on after them) is found in two parts, and the run read again held by topic: the
     values are the reference reader's, in one thread or two; so is the line named by
     an error after the stretch."""
-    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1 << 16)
+    monkeypatch.setattr(_native_parts, "PART_BYTES", 1 << 16)
     qrels, run = tmp_path / "qrels", tmp_path / "run"
     qrels.write_text("".join(f"{t} 0 d{d} {d % 3}\n"
                              for t in range(4) for d in range(0, 90, 7)))
@@ -170,7 +170,7 @@ def test_a_long_stretch_of_comments_in_a_topic_is_read_as_the_reference(tmp_path
                      for t in range(after_topic, 4) for d in range(60, 90))
     stretch = b"# a comment between the lines of a topic\n" * 20_000
     _write(run, [before, stretch, after])
-    assert len(_native_blocks.part_starts(str(run), 8, quiet=True)) > 2
+    assert len(_native_parts.part_starts(str(run), 8, quiet=True)) > 2
     for threads in (1, 2):
         _assert_same(*_both(str(qrels), str(run), threads=threads))
     _write(run, [before, stretch, after, b"3 Q0 d99 1 x t\n"])
@@ -182,7 +182,7 @@ def test_a_long_stretch_of_comments_in_a_topic_is_read_as_the_reference(tmp_path
 
 def test_a_file_of_comments_and_blank_lines_in_parts_is_the_no_data_error(tmp_path,
                                                                         monkeypatch):
-    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1 << 16)
+    monkeypatch.setattr(_native_parts, "PART_BYTES", 1 << 16)
     qrels, run = tmp_path / "qrels", tmp_path / "run"
     qrels.write_text("1 0 d1 1\n")
     _write(run, [b"# only comments\n" * 50_000, b"\n" * 300_000, b"#\n" * 10])
@@ -196,16 +196,16 @@ def test_a_file_of_blank_lines_is_probed_once_for_topics_that_come_back(tmp_path
                                                                         monkeypatch):
     """topics_come_back gives up at the first probe that meets a long stretch without
     data lines (48 probes reading 2 MiB each made such a file 40x slower to refuse)."""
-    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1 << 16)
+    monkeypatch.setattr(_native_parts, "PART_BYTES", 1 << 16)
     path = tmp_path / "run"
     _write(path, [b"\n" * 3_000_000])
     probes = []
-    real_probe = _native_blocks._probe
+    real_probe = _native_parts._probe
 
     def probe(raw, x, quiet=False):
         probes.append(x)
         return real_probe(raw, x, quiet)
 
-    monkeypatch.setattr(_native_blocks, "_probe", probe)
-    assert not _native_blocks.topics_come_back(str(path))
+    monkeypatch.setattr(_native_parts, "_probe", probe)
+    assert not _native_parts.topics_come_back(str(path))
     assert len(probes) == 1

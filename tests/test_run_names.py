@@ -9,7 +9,7 @@ import pytest
 
 from cumgain import curves
 
-from cumgain.io.native import blocks as _native_blocks
+from cumgain.io.native import parts as _native_parts
 
 from cumgain.io.native import reader as native
 
@@ -60,7 +60,7 @@ def test_the_readers_know_whether_the_tags_agree(files, monkeypatch, parts):
     boundary at any line; and a loaded Run) and the reference reader agree on every
     file."""
     if parts:
-        monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
+        monkeypatch.setattr(_native_parts, "PART_BYTES", 1)
     threads = 3 if parts else 1
     for name, agree in (("bm25.run", True), ("mixed.run", False), ("sub/bm25.run", False)):
         result = evaluate(files["qrels"], files[name], ["P@2"], threads=threads, warn=False)

@@ -20,6 +20,7 @@ import cumgain
 from cgcore import _trec
 from cumgain import trec_io
 from cumgain.io.native import blocks as _native_blocks
+from cumgain.io.native import parts as _native_parts
 from cumgain.reference import reading as reference_reading
 from cumgain.engine.results import TopicsWarning
 from cumgain.exceptions import FormatError, InputError
@@ -189,7 +190,7 @@ def test_unordered_files_in_parts_give_the_same_values_in_any_number_of_threads(
         tmp_path, monkeypatch, threads, order):
     """A run held by topic and read in parts (parts of a few lines: every part boundary
     inside a topic), ranked in parts by several threads."""
-    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
+    monkeypatch.setattr(_native_parts, "PART_BYTES", 1)
     monkeypatch.setattr(_trec, "HELD_RECORDS_PER_PART", 7)
     rng = np.random.default_rng(4)
     topics = [f"t{t}" for t in range(30)]
@@ -266,7 +267,7 @@ def test_concatenated_shards_are_found_early_and_read_as_the_reference(tmp_path,
     (topics_come_back: never for one shard, the topics contiguous); other shards are
     found by the parts as they read (a topic in two parts stops every part at its next
     block). Either way: the reference's values, in one thread or three."""
-    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1 << 12)
+    monkeypatch.setattr(_native_parts, "PART_BYTES", 1 << 12)
     monkeypatch.setattr(_native_blocks, "BLOCK", 1 << 10)
     rng = np.random.default_rng(shards)
     topics = [f"q{t}" for t in range(40)]
@@ -279,7 +280,7 @@ def test_concatenated_shards_are_found_early_and_read_as_the_reference(tmp_path,
              for d in range(0, 12, 5)]
     (tmp_path / "qrels.txt").write_text(lines_text(qrels))
     (tmp_path / "run.txt").write_text(lines_text(run))
-    found = _native_blocks.topics_come_back(str(tmp_path / "run.txt"))
+    found = _native_parts.topics_come_back(str(tmp_path / "run.txt"))
     assert found <= (shards > 1)                    # (a topic seen twice: it came back)
     assert found >= (shards > 1 and sizes == "equal" and 48 % shards == 0)
     for threads in (1, 3):
@@ -295,10 +296,10 @@ def test_parts_stop_at_their_next_block_once_a_topic_is_found_in_two(tmp_path, m
     reference's."""
     from cumgain.io.native import reader
     monkeypatch.setattr(reader, "topics_come_back", lambda path: False)
-    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1 << 12)
+    monkeypatch.setattr(_native_parts, "PART_BYTES", 1 << 12)
     monkeypatch.setattr(_native_blocks, "BLOCK", 1 << 9)
-    real_parts_in_turn = _native_blocks.parts_in_turn
-    monkeypatch.setattr(_native_blocks, "parts_in_turn",
+    real_parts_in_turn = _native_parts.parts_in_turn
+    monkeypatch.setattr(_native_parts, "parts_in_turn",
                         lambda parsers, threads, read, join, order=None:
                         real_parts_in_turn(parsers, 1, read, join, order))
     topics = [f"q{t}" for t in range(40)]
@@ -308,7 +309,7 @@ def test_parts_stop_at_their_next_block_once_a_topic_is_found_in_two(tmp_path, m
     (tmp_path / "qrels.txt").write_text(lines_text(qrels))
     (tmp_path / "run.txt").write_text(lines_text(run))
     fed, grouping = [], [False]
-    real_read_parts, real_feed_blocks = _native_blocks.read_parts, _native_blocks.feed_blocks
+    real_read_parts, real_feed_blocks = _native_parts.read_parts, _native_parts.feed_blocks
 
     def read_parts(*args, **options):
         grouping[0] = options.get("grouping", False)
@@ -322,13 +323,13 @@ def test_parts_stop_at_their_next_block_once_a_topic_is_found_in_two(tmp_path, m
         return real_feed_blocks(parser, counted(), max_line)
 
     monkeypatch.setattr(reader, "read_parts", read_parts)
-    monkeypatch.setattr(_native_blocks, "feed_blocks", feed_blocks)
+    monkeypatch.setattr(_native_parts, "feed_blocks", feed_blocks)
     assert_same(evaluate_both(tmp_path / "qrels.txt", lambda: tmp_path / "run.txt",
                               MEASURES, threads=2))
     path, size = str(tmp_path / "run.txt"), len(lines_text(run))
-    starts = _native_blocks.part_starts(path, _native_blocks.parts_for(2),
-                                        _native_blocks.SHORT_PARTS_PER_THREAD * 2, quiet=True)
-    first = _native_blocks.spread_order(starts, size)[0]
+    starts = _native_parts.part_starts(path, _native_parts.parts_for(2),
+                                        _native_parts.SHORT_PARTS_PER_THREAD * 2, quiet=True)
+    first = _native_parts.spread_order(starts, size)[0]
     first_part = (starts + [size])[first + 1] - starts[first]
     streamed = sum(length for held, length in fed if not held) - len(lines_text(qrels))
     assert first_part < streamed <= first_part + (1 << 9)
@@ -337,15 +338,15 @@ def test_parts_stop_at_their_next_block_once_a_topic_is_found_in_two(tmp_path, m
 
 def test_a_probe_that_sees_a_topic_twice_around_another_is_a_topic_that_came_back(tmp_path,
                                                                                  monkeypatch):
-    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1 << 10)
+    monkeypatch.setattr(_native_parts, "PART_BYTES", 1 << 10)
     path = tmp_path / "run.txt"
     block = [f"a Q0 d{d} {d} 1 r" for d in range(400)]
     path.write_text(lines_text(block + [f"b Q0 d{d} {d} 1 r" for d in range(400)] + block))
-    assert _native_blocks.topics_come_back(str(path))
+    assert _native_parts.topics_come_back(str(path))
     path.write_text(lines_text(block + [f"b Q0 d{d} {d} 1 r" for d in range(800)]))
-    assert not _native_blocks.topics_come_back(str(path))
+    assert not _native_parts.topics_come_back(str(path))
     (tmp_path / "run.gz").write_bytes(gzip.compress(path.read_bytes()))
-    assert not _native_blocks.topics_come_back(str(tmp_path / "run.gz"))
+    assert not _native_parts.topics_come_back(str(tmp_path / "run.gz"))
 
 
 # ---------------------------------------------------------------- errors, read once
@@ -359,7 +360,7 @@ BAD_LINES = ["q1 Q0 d9 1 x t", "q1 Q0 d9 1", "q1 Q0 d9 1 nan t", "q1 Q0 d\x009 1
 @pytest.mark.parametrize("threads", [1, 2])
 def test_a_bad_line_in_an_unordered_run_is_the_reference_error(tmp_path, monkeypatch, bad,
                                                               where, threads):
-    monkeypatch.setattr(_native_blocks, "PART_BYTES", 1)
+    monkeypatch.setattr(_native_parts, "PART_BYTES", 1)
     lines = [f"q{1 + i % 3} Q0 d{i} {i} {i % 4} t" for i in range(9)]
     lines.insert(where, bad)
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 1\nq1 0 d4 2\n")

@@ -62,7 +62,7 @@ import numpy as np
 
 import cgcore
 from cgcore import _trec
-from cumgain.io.native.blocks import auto_threads, check_threads, parts_for
+from cumgain.io.native.parts import auto_threads, check_threads, parts_for
 from cumgain.common.batch import Ragged
 from cumgain.exceptions import InputError, SumOverflowError
 from cumgain.gains import GainSpec, gain_mapping

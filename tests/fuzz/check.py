@@ -54,6 +54,7 @@ import numpy as np
 
 from cgcore import _qrels
 from cumgain.io.native import blocks as _native_blocks
+from cumgain.io.native import parts as _native_parts
 from cumgain.io.trec import byte_stream as _trec_bytes
 from cumgain.engine import evaluator
 from cumgain.reference import reading as reference_reading
@@ -130,14 +131,14 @@ def split_anywhere():
     """With threads > 1: files read in parts of any size, run dicts ranked in topic
     ranges of any size, the qrels' duplicate check split at any topic, and measures
     side by side in any batch."""
-    limits = _native_blocks.PART_BYTES, native_reader.DICT_TOPICS_PER_THREAD, \
+    limits = _native_parts.PART_BYTES, native_reader.DICT_TOPICS_PER_THREAD, \
         evaluator.PARALLEL_MEASURE_ROWS, _qrels.CHECK_ROWS_PER_THREAD
-    _native_blocks.PART_BYTES = native_reader.DICT_TOPICS_PER_THREAD = \
+    _native_parts.PART_BYTES = native_reader.DICT_TOPICS_PER_THREAD = \
         evaluator.PARALLEL_MEASURE_ROWS = _qrels.CHECK_ROWS_PER_THREAD = 1
     try:
         yield
     finally:
-        _native_blocks.PART_BYTES, native_reader.DICT_TOPICS_PER_THREAD, \
+        _native_parts.PART_BYTES, native_reader.DICT_TOPICS_PER_THREAD, \
             evaluator.PARALLEL_MEASURE_ROWS, _qrels.CHECK_ROWS_PER_THREAD = limits
 
 

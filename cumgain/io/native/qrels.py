@@ -11,8 +11,8 @@ import numpy as np
 
 from cgcore import _columns, _qrels, _trec
 from cumgain.io import columns, neighbours
-from cumgain.io.native.blocks import (Source, auto_threads, read_parts,
-                                    read_whole, source_of)
+from cumgain.io.native.blocks import Source, read_whole, source_of
+from cumgain.io.native.parts import auto_threads, read_parts
 from cumgain.io.native.errors import (TABLE_WORDS, _bad_row, _duplicate_error, _finished,
                                     _reading, _stop_error, _warn_dropped)
 from cumgain.io.trec.lines import _QRELS, max_line_bytes

@@ -44,9 +44,10 @@ import numpy as np
 
 from cgcore import _columns, _trec
 from cumgain.io import columns, neighbours
-from cumgain.io.native.blocks import (Source, Spill, Stop, auto_threads, available_cores,
-                                    check_threads, parts_for, parts_in_turn, topics_come_back,
-                                    read_parts, read_whole, source_of, status_stop)
+from cumgain.io.native.blocks import (Source, Spill, Stop, read_whole, source_of,
+                                    status_stop)
+from cumgain.io.native.parts import (auto_threads, available_cores, check_threads, parts_for,
+                                   parts_in_turn, read_parts, topics_come_back)
 from cumgain.io.native.errors import (TABLE_WORDS, _bad_row, _duplicate_error, _names_lines,
                                     _oom, _reading, _stop_error, _warn_dropped)
 from cumgain.io.native.qrels import (DUPLICATE_CODES, NativeQrels, _columns_qrels,

@@ -12,8 +12,9 @@ from typing import Any, Optional
 import numpy as np
 
 from cgcore import _qrels, _trec
-from cumgain.io.native.blocks import (Stop, _LineTooLong, auto_threads, read_parts, read_whole,
-                                    source_of, status_stop)
+from cumgain.io.native.blocks import (Stop, _LineTooLong, read_whole, source_of,
+                                    status_stop)
+from cumgain.io.native.parts import auto_threads, read_parts
 from cumgain.io.native.errors import (_duplicate_error, _oom, _reading, _stop_error,
                                     _warn_dropped)
 from cumgain.io.native.qrels import DUPLICATE_CODES, read_qrels_table
