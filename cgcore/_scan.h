@@ -7,10 +7,12 @@
  *   whitespace = space, \t, \n, \v, \f, \r (C isspace); fields are the maximal runs
  *   of other bytes; a \r followed later in the line by a field is an error (-1).
  * cg_ascii_no_nul tells whether a block is all ASCII without NUL, so the per-line
- * UTF-8 check can be skipped for it.
+ * UTF-8 check can be skipped for it; cg_text_kind tells that and whether it holds a
+ * carriage return, in one pass; cg_quiet_lines passes over blank and comment lines
+ * 64 bytes at a time.
  *
- * Without SSE2 (non-x86 builds) cg_split64 always declines and cg_ascii_no_nul
- * checks eight bytes at a time.
+ * Without SSE2 (non-x86 builds) cg_split64 always declines, cg_ascii_no_nul checks
+ * eight bytes at a time and cg_quiet_lines leaves every line to the line loop.
  */
 #ifndef CUMGAIN_SCAN_H
 #define CUMGAIN_SCAN_H
