@@ -84,22 +84,29 @@ static inline ptrdiff_t cg_split64(const char *p, ptrdiff_t available, ptrdiff_t
 #endif
 }
 
-/* 1 if the n bytes at p are all ASCII and none is NUL, else 0. */
-static inline int cg_ascii_no_nul(const char *p, ptrdiff_t n) {
-    ptrdiff_t i = 0;
+/* 1 if the n bytes at p are all ASCII and none is NUL, else 0 (stopping early on a
+ * block that is not); with `carriage_return`, also whether they hold a '\r', found in
+ * the same pass. */
+static inline int cg_ascii_scan(const char *p, ptrdiff_t n, int *carriage_return) {
+    ptrdiff_t i = 0, tail;
     uint64_t word;
+    int cr_found = 0;
 #if CG_SIMD
-    __m128i high = _mm_setzero_si128(), zero = _mm_setzero_si128();
+    __m128i high = _mm_setzero_si128(), zero = _mm_setzero_si128(), cr = _mm_setzero_si128();
     for (; i + 16 <= n; i += 16) {
         const __m128i x = _mm_loadu_si128((const __m128i *)(p + i));
         high = _mm_or_si128(high, x);
         zero = _mm_or_si128(zero, _mm_cmpeq_epi8(x, _mm_setzero_si128()));
+        if (carriage_return != NULL)
+            cr = _mm_or_si128(cr, _mm_cmpeq_epi8(x, _mm_set1_epi8('\r')));
         if ((i & 4095) == 0 && _mm_movemask_epi8(_mm_or_si128(high, zero)) != 0)
             return 0;                              /* stop early on a non-ASCII block */
     }
     if (_mm_movemask_epi8(_mm_or_si128(high, zero)) != 0)
         return 0;
+    cr_found = _mm_movemask_epi8(cr) != 0;
 #endif
+    tail = i;
     for (; i + 8 <= n; i += 8) {
         memcpy(&word, p + i, 8);
         if ((word & 0x8080808080808080ULL) != 0 ||
@@ -109,32 +116,24 @@ static inline int cg_ascii_no_nul(const char *p, ptrdiff_t n) {
     for (; i < n; i++)
         if ((unsigned char)p[i] >= 0x80 || p[i] == 0)
             return 0;
+    if (carriage_return != NULL)
+        *carriage_return = cr_found || memchr(p + tail, '\r', (size_t)(n - tail)) != NULL;
     return 1;
+}
+
+/* 1 if the n bytes at p are all ASCII and none is NUL, else 0. */
+static inline int cg_ascii_no_nul(const char *p, ptrdiff_t n) {
+    return cg_ascii_scan(p, n, NULL);
 }
 
 /* What the n bytes at p are, in one pass: 2 if they are plain (all ASCII, no NUL,
  * no carriage return: then a line needs no UTF-8 check and a comment line no check
  * at all), 1 if ASCII without NUL but with a carriage return, 0 otherwise. */
 static inline int cg_text_kind(const char *p, ptrdiff_t n) {
-    ptrdiff_t i = 0;
     int carriage_return = 0;
-#if CG_SIMD
-    __m128i high = _mm_setzero_si128(), zero = _mm_setzero_si128(), cr = _mm_setzero_si128();
-    for (; i + 16 <= n; i += 16) {
-        const __m128i x = _mm_loadu_si128((const __m128i *)(p + i));
-        high = _mm_or_si128(high, x);
-        zero = _mm_or_si128(zero, _mm_cmpeq_epi8(x, _mm_setzero_si128()));
-        cr = _mm_or_si128(cr, _mm_cmpeq_epi8(x, _mm_set1_epi8('\r')));
-        if ((i & 4095) == 0 && _mm_movemask_epi8(_mm_or_si128(high, zero)) != 0)
-            return 0;                              /* stop early on a non-ASCII block */
-    }
-    if (_mm_movemask_epi8(_mm_or_si128(high, zero)) != 0)
+    if (!cg_ascii_scan(p, n, &carriage_return))
         return 0;
-    carriage_return = _mm_movemask_epi8(cr) != 0;
-#endif
-    if (!cg_ascii_no_nul(p + i, n - i))
-        return 0;
-    return (carriage_return || memchr(p + i, '\r', (size_t)(n - i)) != NULL) ? 1 : 2;
+    return carriage_return ? 1 : 2;
 }
 
 /* How many bits of a mask are set (without the popcnt instruction, which the baseline
