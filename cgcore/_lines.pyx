@@ -34,11 +34,13 @@ def first_data_line(const unsigned char[::1] text, Py_ssize_t at):
     """Where the first data line of ``text`` at or after ``at`` (a line start) starts:
     a line whose first byte other than C whitespace (the newline aside) is neither a
     newline nor "#", as the parsers tell data from blank and comment lines, which are
-    passed over at memchr's speed. -1 if there is none: every line from ``at`` is
-    blank or a comment, or the last one holds only spaces so far."""
+    passed over 64 bytes at a time (cg_quiet_lines), else at memchr's speed. -1 if
+    there is none: every line from ``at`` is blank or a comment, or the last one holds
+    only spaces so far."""
     cdef Py_ssize_t size = text.shape[0], position = at, p, found = -1
     cdef const char* data
     cdef const void* newline
+    cdef int64_t passed = 0
     if at < 0 or at > size:
         raise ValueError(f"at must be within the text (0..{size}), got {at}")
     if size == 0:
@@ -46,7 +48,8 @@ def first_data_line(const unsigned char[::1] text, Py_ssize_t at):
     data = <const char*>&text[0]
     with nogil:
         while position < size:
-            p = position
+            position += cg_quiet_lines(data + position, size - position, 1, size, &passed)
+            p = position                # (blank and comment lines 64 bytes at a time)
             while p < size and _is_space(data[p]):
                 p += 1
             if p == size:

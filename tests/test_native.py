@@ -6,6 +6,7 @@ bit-identical evaluations, and on what the reference reader refuses it must rais
 same error, word for word. The same holds for plain dicts and for qrels prepared once
 (PreparedQrels).
 """
+import ctypes
 import dataclasses
 import gc
 import gzip
@@ -1909,6 +1910,51 @@ def test_blocks_are_whole_lines_whatever_the_reads(limit):
     assert all(block.endswith(b"\n") for block in blocks[:-1])
 
 
+def _page_offset(buffer: bytearray) -> int:
+    return ctypes.addressof(ctypes.c_char.from_buffer(buffer)) % _native_blocks.PAGE
+
+
+@pytest.mark.parametrize("held", [0, 1, 100, 3 * 4096])
+def test_the_carried_line_is_put_where_the_next_read_is_not_aliased(held):
+    """_front puts the bytes carried over ALIAS_GAP bytes in exactly when the next read
+    would land 1 to 31 bytes past its source's place in a page (slow copies on AMD
+    Zen), else at the front; and at the front wherever the buffer has no room."""
+    page, gap = _native_blocks.PAGE, _native_blocks.ALIAS_GAP
+    buffer = bytearray(4 * page)
+    moved = 0
+    for offset in range(page):
+        front = _native_blocks._front(buffer, held, offset)
+        aliased = 0 < (_page_offset(buffer) + held - offset) % page < gap
+        assert front == (gap if aliased and gap + held + page <= len(buffer) else 0)
+        assert not 0 < (_page_offset(buffer) + front + held - offset) % page < gap or \
+            gap + held + page > len(buffer)
+        moved += front > 0
+    assert moved == (gap - 1 if held < 3 * page else 0)
+    assert _native_blocks._front(bytearray(100), 0, 5) == 0
+
+
+@pytest.mark.parametrize("rotate", [1, 3])
+def test_blocks_are_whole_lines_wherever_the_reads_land(rotate, monkeypatch):
+    """Blocks are the same whole lines whatever the stream's offset (``origin``), so
+    wherever _front puts the line carried over (a byte order mark dropped, a line
+    longer than the buffer grown into, the last line unfinished)."""
+    fronts = Counter()
+    front = _native_blocks._front
+    monkeypatch.setattr(_native_blocks, "_front",
+                        lambda *args: fronts.update([front(*args)]) or front(*args))
+    lines = [b"%d Q0 d%d 1 %d t\n" % (k % 7, k, k) * (1 + k % 3) for k in range(400)]
+    data = b"\xef\xbb\xbf" + b"".join(lines[:200]) + b"y" * 20_000 + b"\n" + \
+        b"".join(lines[200:]) + b"last"
+    buffer = bytearray(3 * _native_blocks.PAGE)
+    aliased = (_page_offset(buffer) - 3 - 16) % _native_blocks.PAGE   # (the first read)
+    for origin in [aliased, *range(0, _native_blocks.PAGE, 61)]:
+        blocks = [bytes(block) for block in _native_blocks._blocks(
+            _Trickle(data), buffer=buffer, origin=origin, rotate=rotate)]
+        assert b"".join(blocks) == data[3:]
+        assert all(block.endswith(b"\n") for block in blocks[:-1])
+    assert fronts[_native_blocks.ALIAS_GAP] > 0 and fronts[0] > 0
+
+
 # ------------------------------------------------------------------ out of memory
 
 _UNDER_LIMIT = r'''
@@ -2147,12 +2193,14 @@ _LINE_PIECES = [b"\n", b"  \n", b"# c\n", b" # x\n", b"1 Q0 d 1 2 t\n", b"\t\r\n
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(_LINE_PIECES), max_size=12))
+@given(st.lists(st.tuples(st.sampled_from(_LINE_PIECES), st.sampled_from([1, 1, 2, 30])),
+                max_size=12))
 def test_first_data_line_is_the_parsers_rule(pieces):
     """_lines.first_data_line (the part prober's search) finds the line a regex of the
     parsers' rule finds: the first whose first non-space byte is neither a newline nor
-    "#", from every line start."""
-    text = b"".join(pieces)
+    "#", from every line start (pieces repeated, so that stretches of blank and comment
+    lines span the 64 bytes its scanner takes at a time)."""
+    text = b"".join(piece * count for piece, count in pieces)
     for at in [0] + [i + 1 for i, byte in enumerate(text) if byte == 10]:
         found = _DATA_LINE.search(text, at)
         assert _lines.first_data_line(text, at) == (found.start() if found else -1)
