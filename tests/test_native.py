@@ -1940,8 +1940,13 @@ def test_blocks_are_whole_lines_wherever_the_reads_land(rotate, monkeypatch):
     longer than the buffer grown into, the last line unfinished)."""
     fronts = Counter()
     front = _native_blocks._front
-    monkeypatch.setattr(_native_blocks, "_front",
-                        lambda *args: fronts.update([front(*args)]) or front(*args))
+
+    def counted_front(*args):
+        placed = front(*args)
+        fronts[placed] += 1
+        return placed
+
+    monkeypatch.setattr(_native_blocks, "_front", counted_front)
     lines = [b"%d Q0 d%d 1 %d t\n" % (k % 7, k, k) * (1 + k % 3) for k in range(400)]
     data = b"\xef\xbb\xbf" + b"".join(lines[:200]) + b"y" * 20_000 + b"\n" + \
         b"".join(lines[200:]) + b"last"
