@@ -3,10 +3,11 @@
 # either), so that every topic is ranked once all its lines are in. Each topic holds a
 # list of chunks; a chunk holds records packed one after another:
 #
-#     line delta (varint) | docno length (varint) | docno bytes | score (8 bytes)
+#     line delta (2 bytes, see _put_delta) | docno length (varint) | docno bytes
+#     | score (8 bytes)
 #
 # the line delta counted from the chunk's previous record (the first record's from the
-# chunk's first_line: 0). A record costs its docno, the score and 2-4 bytes, about half
+# chunk's first_line: 0). A record costs its docno, the score and 3-4 bytes, about half
 # the line's text. Where the next record goes (the last chunk's end) is kept in the
 # topic's Group, so that holding a line touches the group and the chunk's end only.
 # Chunks are carved from slabs (SLAB_BYTES each, freed together; on huge pages where the
@@ -15,11 +16,11 @@
 # wastes at most the free end of its last chunk (on average a sixth of its records, at
 # most half of MAX_CHUNK). A topic's chunks are read back with the next one asked for
 # ahead (_prefetch_next). Only nogil C, inline.
-from libc.stdint cimport int64_t, uint64_t, uint8_t
+from libc.stdint cimport int64_t, uint16_t, uint64_t, uint8_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 
-from cgcore._buffers cimport cg_malloc, cg_realloc, cg_slab_malloc
+from cgcore._buffers cimport cg_copy_bytes, cg_malloc, cg_realloc, cg_slab_malloc
 from cgcore._prefetch cimport cg_prefetch_read, cg_prefetch_write
 
 
@@ -131,6 +132,37 @@ cdef inline char* _put_varint(char* at, uint64_t value) noexcept nogil:
     return at + 1
 
 
+cdef enum:
+    LONG_DELTA = 0xFFFF        # a line delta field that says: the delta's 8 bytes follow
+
+
+cdef inline char* _put_delta(char* at, uint64_t delta) noexcept nogil:
+    """A line delta: 2 bytes (native order), or LONG_DELTA and 8 more. Fixed, not a
+    varint: a shuffled run's deltas (about as many lines as it has topics) would
+    change a varint's length from record to record, and each change cost a
+    mispredicted branch where it is written and where it is read."""
+    cdef uint16_t short_delta = <uint16_t>delta if delta < LONG_DELTA else LONG_DELTA
+    memcpy(at, &short_delta, 2)
+    if delta < LONG_DELTA:
+        return at + 2
+    memcpy(at + 2, &delta, 8)
+    return at + 10
+
+
+cdef inline Py_ssize_t _delta_size(uint64_t delta) noexcept nogil:
+    return 2 if delta < LONG_DELTA else 10
+
+
+cdef inline const char* _get_delta(const char* at, uint64_t* delta) noexcept nogil:
+    cdef uint16_t short_delta
+    memcpy(&short_delta, at, 2)
+    if short_delta != LONG_DELTA:
+        delta[0] = short_delta
+        return at + 2
+    memcpy(delta, at + 2, 8)
+    return at + 10
+
+
 cdef inline const char* _get_varint(const char* at, uint64_t* value) noexcept nogil:
     cdef uint64_t result = 0
     cdef int shift = 0
@@ -164,20 +196,20 @@ cdef inline int _hold_group(Held* h, Py_ssize_t group) noexcept nogil:
 cdef inline int _hold(Held* h, Py_ssize_t group, const char* docno, Py_ssize_t n,
                       double score, int64_t line) noexcept nogil:
     """Append a record (docno, score, line) to ``group``'s chunks (the group must
-    exist, see _hold_group); -1 when out of memory."""
+    exist, see _hold_group), in a new chunk if the last has no room; -1 when out of
+    memory. (The usual record goes by _hold_in_room.)"""
     cdef Group* g = &h.groups[group]
     cdef Chunk* chunk
     cdef uint64_t delta = <uint64_t>(line - g.last_line)
     cdef Py_ssize_t size, capacity
     cdef char* at
-    size = (1 if delta < 0x80 else _varint_size(delta)) \
-        + (1 if n < 0x80 else _varint_size(<uint64_t>n)) + n + 8
+    size = _delta_size(delta) + _varint_size(<uint64_t>n) + n + 8
     if g.tail == NULL or size > g.room:
         capacity = FIRST_CHUNK if g.tail == NULL else g.tail.capacity + g.tail.capacity // 2
         if capacity > MAX_CHUNK:
             capacity = MAX_CHUNK
-        if capacity < size + 2:         # (the first record's delta is 0: one byte)
-            capacity = size + 2
+        if capacity < size:
+            capacity = size
         chunk = _new_chunk(h, capacity, line)
         if chunk == NULL:
             return -1
@@ -188,12 +220,11 @@ cdef inline int _hold(Held* h, Py_ssize_t group, const char* docno, Py_ssize_t n
             g.tail.next = chunk
         g.tail, g.end, g.room = chunk, _records(chunk), capacity
         delta = 0
-        size = 1 + _varint_size(<uint64_t>n) + n + 8
+        size = 2 + _varint_size(<uint64_t>n) + n + 8
     at = g.end
-    at = _put_varint(at, delta)
+    at = _put_delta(at, delta)
     at = _put_varint(at, <uint64_t>n)
-    if n > 0:
-        memcpy(at, docno, n)
+    cg_copy_bytes(at, docno, n)
     memcpy(at + n, &score, 8)
     g.end += size
     g.room -= size
@@ -201,6 +232,33 @@ cdef inline int _hold(Held* h, Py_ssize_t group, const char* docno, Py_ssize_t n
     g.n += 1
     h.n_records += 1
     return 0
+
+
+cdef enum:
+    RECORD_SLACK = 20          # a record's bytes beyond its docno and score, at most (a
+                               # long line delta, 10, and a length's varint, at most 10)
+
+
+cdef inline bint _hold_in_room(Held* h, Py_ssize_t group, const char* docno, Py_ssize_t n,
+                               double score, int64_t line) noexcept nogil:
+    """_hold where the last chunk has room for the longest record of this docno: written
+    at once, its size known after (the varints not measured first). False (nothing
+    done) where it may not fit."""
+    cdef Group* g = &h.groups[group]
+    cdef char* at = g.end
+    if g.room < n + 8 + RECORD_SLACK:
+        return False
+    at = _put_delta(at, <uint64_t>(line - g.last_line))
+    at = _put_varint(at, <uint64_t>n)
+    cg_copy_bytes(at, docno, n)
+    memcpy(at + n, &score, 8)
+    at += n + 8
+    g.room -= at - g.end
+    g.end = at
+    g.last_line = line
+    g.n += 1
+    h.n_records += 1
+    return True
 
 
 cdef enum:
@@ -234,8 +292,10 @@ cdef inline int _hold_staged(Held* h, Staged* staged, Py_ssize_t n) noexcept nog
             cg_prefetch_write(&h.groups[staged[i + 2 * STAGE_AHEAD].group])
         if i + STAGE_AHEAD < n:
             cg_prefetch_write(h.groups[staged[i + STAGE_AHEAD].group].end)
-        if _hold(h, staged[i].group, staged[i].docno, staged[i].n, staged[i].score,
-                 staged[i].line) != 0:
+        if not _hold_in_room(h, staged[i].group, staged[i].docno, staged[i].n,
+                             staged[i].score, staged[i].line) \
+                and _hold(h, staged[i].group, staged[i].docno, staged[i].n, staged[i].score,
+                          staged[i].line) != 0:
             return -1
     return 0
 
@@ -282,7 +342,7 @@ cdef inline void _next_record(Reading* reading, const char** docno, Py_ssize_t* 
         reading.line = reading.chunk.first_line
         _prefetch_next(reading.chunk)       # (read while this one is)
     at = _records(reading.chunk) + reading.at
-    at = _get_varint(at, &value)
+    at = _get_delta(at, &value)
     reading.line += <int64_t>value
     at = _get_varint(at, &value)
     docno[0], n[0] = at, <Py_ssize_t>value

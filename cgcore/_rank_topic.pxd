@@ -270,15 +270,16 @@ cdef inline int _bit_length(uint64_t value) noexcept nogil:
     return n
 
 
-cdef inline void _bucket_sort(Ranked* items, Ranked* buffer, Py_ssize_t n, uint64_t low,
-                              uint64_t high) noexcept nogil:
-    """Sort ``items`` (keys from ``low`` to ``high``) by key, ascending and stable: each
-    item into one of about ``n`` buckets of equal key ranges (the key's top bits above
-    ``low``), moved to ``buffer`` bucket by bucket (room for ``n``), a bucket of more
-    than BUCKET_SMALL items radix sorted (_radix_sort: scores bunched in a few buckets,
-    many ties), then one insertion pass (each item is at most a small bucket from its
-    place). Scores spread over a range, as a retrieval model's are, fall about one to a
-    bucket: two passes over the items instead of the radix sort's six to eight."""
+cdef inline Ranked* _bucket_sort(Ranked* items, Ranked* buffer, Py_ssize_t n, uint64_t low,
+                                 uint64_t high) noexcept nogil:
+    """``items`` (keys from ``low`` to ``high``) sorted by key, ascending and stable, in
+    ``buffer`` (returned; ``items`` is left as scratch): each item into one of about
+    ``n`` buckets of equal key ranges (the key's top bits above ``low``), moved to
+    ``buffer`` bucket by bucket (room for ``n``), a bucket of more than BUCKET_SMALL
+    items radix sorted (_radix_sort: scores bunched in a few buckets, many ties), then
+    one insertion pass (each item is at most a small bucket from its place). Scores
+    spread over a range, as a retrieval model's are, fall about one to a bucket: two
+    passes over the items instead of the radix sort's six to eight."""
     cdef Py_ssize_t starts[(1 << BUCKET_BITS) + 1]
     cdef Py_ssize_t i, j, b, n_buckets, size
     cdef int bits = 1, shift
@@ -311,7 +312,7 @@ cdef inline void _bucket_sort(Ranked* items, Ranked* buffer, Py_ssize_t n, uint6
             buffer[j] = buffer[j - 1]
             j -= 1
         buffer[j] = item
-    memcpy(items, buffer, n * sizeof(Ranked))
+    return buffer
 
 
 cdef enum:
@@ -319,11 +320,12 @@ cdef enum:
                            # shards) is sorted by merging them (_merge_runs)
 
 
-cdef inline bint _merge_runs(Ranked* items, Ranked* buffer, Py_ssize_t n) noexcept nogil:
-    """Sort ``items`` by key (ascending, stable) if they are at most MERGED_RUNS runs
+cdef inline Ranked* _merge_runs(Ranked* items, Ranked* buffer, Py_ssize_t n) noexcept nogil:
+    """``items`` sorted by key (ascending, stable) if they are at most MERGED_RUNS runs
     already in order (a topic of concatenated shards, each in score order), merging
     neighbouring runs pass by pass between ``items`` and ``buffer``: linear per pass,
-    log2(runs) passes. False (and nothing moved) for more runs."""
+    log2(runs) passes; the array it ends in is returned. NULL (and nothing moved) for
+    more runs."""
     cdef Py_ssize_t bounds[MERGED_RUNS + 1]
     cdef Py_ssize_t n_runs = 1, i, run, a, b, middle, stop, out
     cdef Ranked* source = items
@@ -333,7 +335,7 @@ cdef inline bint _merge_runs(Ranked* items, Ranked* buffer, Py_ssize_t n) noexce
     for i in range(1, n):
         if items[i].key < items[i - 1].key:
             if n_runs == MERGED_RUNS:
-                return False
+                return NULL
             bounds[n_runs] = i
             n_runs += 1
     bounds[n_runs] = n
@@ -371,19 +373,20 @@ cdef inline bint _merge_runs(Ranked* items, Ranked* buffer, Py_ssize_t n) noexce
         swap = source
         source = target
         target = swap
-    if source != items:
-        memcpy(items, source, n * sizeof(Ranked))
-    return True
+    return source
 
 
-cdef inline void _sort_topic(Ranked* items, Entry* entries, Py_ssize_t n, int ties) noexcept nogil:
-    """``items`` = the entries, score descending, then the tie rule: first by the
-    score's integer key (already in order for runs written in score order, the usual
-    case), then each group of equal scores by the tie rule. ``items`` has room for
-    ``2 n``: the second half is the sorts' buffer."""
+cdef inline Ranked* _sort_topic(Ranked* items, Entry* entries, Py_ssize_t n,
+                                int ties) noexcept nogil:
+    """The entries, score descending, then the tie rule: first by the score's integer
+    key (already in order for runs written in score order, the usual case), then each
+    group of equal scores by the tie rule. ``items`` has room for ``2 n``: the entries'
+    items are made in the first half, the second is the sorts' buffer; the half they
+    end sorted in is returned."""
     cdef Py_ssize_t i, start, end
     cdef bint sorted_already = True
     cdef uint64_t low = <uint64_t>-1, high = 0
+    cdef Ranked* merged
     for i in range(n):
         items[i].key = descending_key(entries[i].score)
         items[i].entry = &entries[i]
@@ -393,9 +396,12 @@ cdef inline void _sort_topic(Ranked* items, Entry* entries, Py_ssize_t n, int ti
             low = items[i].key
         if items[i].key > high:
             high = items[i].key
-    if not sorted_already and not _merge_runs(items, items + n, n):
-        if n >= BUCKETS_MIN:
-            _bucket_sort(items, items + n, n, low, high)
+    if not sorted_already:
+        merged = _merge_runs(items, items + n, n)
+        if merged != NULL:
+            items = merged
+        elif n >= BUCKETS_MIN:
+            items = _bucket_sort(items, items + n, n, low, high)
         else:
             _sort_ranked(items, n, KEY_ONLY)
     start = 0
@@ -407,6 +413,7 @@ cdef inline void _sort_topic(Ranked* items, Entry* entries, Py_ssize_t n, int ti
             _tie_keys(items + start, end - start, ties)
             _sort_ranked(items + start, end - start, ties)
         start = end
+    return items
 
 
 cdef inline int _use_topic(RunState* r, int64_t topic) noexcept nogil:
@@ -647,12 +654,13 @@ cdef inline int _rank_entries(RunState* r, Py_ssize_t n) noexcept nogil:
     cdef int64_t row
     cdef bint judged
     cdef double level
+    cdef Ranked* ranked
     cdef bint look_up = r.judgments.n_slots > 0 and _unjoined_judgments(r, n) == 0
     if look_up:                     # a kept index is too big for the cache: ask for
         for i in range(n):          # the slots now, the sort gives them time to arrive
             cg_prefetch_read(
                 &r.judgments.slots[_first_slot(r.entries[i].hash, r.judgments.n_slots)])
-    _sort_topic(r.ranked, r.entries, n, r.ties)
+    ranked = _sort_topic(r.ranked, r.entries, n, r.ties)
     keep = _kept(r.depth, n)
     if _reserve_outputs(r, keep) != 0:
         return -1
@@ -661,7 +669,7 @@ cdef inline int _rank_entries(RunState* r, Py_ssize_t n) noexcept nogil:
         return -1
     at = r.out_levels.size
     for i in range(keep):
-        entry = r.ranked[i].entry
+        entry = ranked[i].entry
         row = _lookup_find(&r.judgments, entry.docno, entry.length, entry.hash) \
             if look_up else entry.judgment
         level = _level_at(&r.qrels.relevance, row) if row >= 0 else 0.0
@@ -670,7 +678,7 @@ cdef inline int _rank_entries(RunState* r, Py_ssize_t n) noexcept nogil:
         r.out_judged.data[at + i] = judged
     if r.keep_scores:
         for i in range(keep):
-            r.out_scores.data[at + i] = r.ranked[i].entry.score
+            r.out_scores.data[at + i] = ranked[i].entry.score
         r.out_scores.size += keep
     r.out_levels.size += keep
     r.out_judged.size += keep

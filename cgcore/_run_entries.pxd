@@ -7,7 +7,7 @@ from libc.stdint cimport int64_t, uint8_t
 from libc.math cimport isnan
 
 from cgcore._buffers cimport (_equal_bytes, _push_bytes, _push_double, _push_int64, _reserve,
-                              _same_bytes)
+                              _same_bytes, cg_same_prefix8)
 from cgcore._columns cimport Column, _cell
 from cgcore._precision cimport _compared_score
 from cgcore._held cimport STAGED, Staged, _hold_group, _hold_staged
@@ -127,10 +127,7 @@ cdef inline int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexce
             if r.n_staged == 0 and r.current >= 0 and _strings_equal(
                     &r.topics, r.current, staged.topic, staged.topic_length):
                 staged.group = r.current
-            elif r.n_staged > 0 \
-                    and staged.topic_length == r.staged[r.n_staged - 1].topic_length \
-                    and _equal_bytes(staged.topic, r.staged[r.n_staged - 1].topic,
-                                     staged.topic_length):
+            elif r.n_staged > 0 and _same_topic(staged, &r.staged[r.n_staged - 1]):
                 staged.group = -2               # the previous line's topic
             else:                               # looked up when flushed, its slot asked
                 staged.group = -1               # for now (see _flush_staged)
@@ -178,6 +175,17 @@ cdef inline int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexce
             r.status = NO_MEMORY
             return -1
     return _flush_staged(r)         # (the staged docnos point into this block)
+
+
+cdef inline bint _same_topic(const Staged* a, const Staged* b) noexcept nogil:
+    """Whether two lines staged have one topic. Short topics are compared without a
+    branch on their lengths (in a shuffled run they differ at random): each starts a
+    data line of six fields, so 8 bytes from its start are in its line."""
+    if a.topic_length <= 8 and b.topic_length <= 8:
+        return (a.topic_length == b.topic_length) \
+            & cg_same_prefix8(a.topic, b.topic, a.topic_length)
+    return a.topic_length == b.topic_length and _equal_bytes(a.topic, b.topic,
+                                                             a.topic_length)
 
 
 cdef inline int _flush_staged(RunState* r) noexcept nogil:

@@ -51,6 +51,9 @@ cdef struct Strings:
     Int64s starts          # string i is arena[starts[i]:starts[i + 1]]
     uint64_t* slots        # open addressing: tag | (string index + 1), 0 = empty
     Py_ssize_t n_slots     # a power of two
+    Py_ssize_t spread      # slots per string, at least (2; 4 where every line looks a
+                           # string up in no order: the ranker's topics, whose first slot
+                           # then holds them nine times in ten)
 
 
 # A string's tag is its hash's upper 32 bits: it chooses the first slot, and a probe
@@ -67,6 +70,7 @@ cdef inline int _strings_init(Strings* s) noexcept nogil:
     if _push_int64(&s.starts, 0) != 0:
         return -1
     s.n_slots = 64
+    s.spread = 2
     s.slots = <uint64_t*>cg_calloc(s.n_slots, 8)
     return 0 if s.slots != NULL else -1
 
@@ -160,7 +164,7 @@ cdef inline int64_t _strings_add_tagged(Strings* s, const char* text, Py_ssize_t
         return index
     if <uint64_t>_strings_count(s) >= MAX_STRINGS:
         return -3
-    if 2 * (_strings_count(s) + 1) > s.n_slots:
+    if s.spread * (_strings_count(s) + 1) > s.n_slots:
         if _strings_grow(s) != 0:
             return -2
         _strings_probe(s, text, n, tag, &slot)      # its empty slot in the new table

@@ -83,7 +83,9 @@ def assert_same(both):
 
 # ---------------------------------------------------------------- runs and interleavings
 
-topic_ids = st.sampled_from(["1", "2", "10", "q3", "é", "t" * 9])
+# (topics of one length that differ in their last byte, of 8 bytes or fewer and more)
+topic_ids = st.sampled_from(["1", "2", "10", "q3", "q4", "é", "t" * 8, "t" * 7 + "u",
+                             "t" * 9, "t" * 8 + "u"])
 docnos = st.sampled_from(["d1", "d2", "d3", "d10", "D1", "abcdefgh1", "abcdefgh2", "x", "é"])
 scores = st.sampled_from(["1", "0.5", "2", "1.0", "0.25", "-1", "3e0", "1.0000001"])
 
@@ -182,6 +184,40 @@ def test_a_duplicate_across_shards_is_named_by_both_lines(tmp_path):
     with pytest.warns(trec_io.DuplicatesDroppedWarning, match="keeping the last occurrence"):
         kept_last = cumgain.evaluate(qrels, run, ["num_ret", "map"], duplicates="last")
     assert kept_last.values["map"].tolist() == [0.5, 1.0]     # a (rel) now last in q1
+
+
+def _lines_at(placed: dict, n: int) -> str:
+    """A run's text of ``n`` lines: the line at each numbered place (1-based), blank
+    lines between."""
+    return "".join(placed.get(k, "") + "\n" for k in range(1, n + 1))
+
+
+@pytest.mark.parametrize("duplicates", ["error", "first", "last"])
+def test_lines_far_apart_in_a_held_topic_keep_their_numbers(tmp_path, duplicates):
+    """A held record keeps its line as the distance from the topic's record before it:
+    2 bytes, or a marker and 8 bytes from 65535 lines on. Lines 65534, 65535 and 65536
+    apart (blank lines between), and a docno repeated at the end: the same values,
+    warning and error (naming both lines) as the reference reader, on every input."""
+    first = 1
+    gaps = [65534, 65535, 65536, 1, 70000]
+    q1_lines = [first]
+    for gap in gaps:
+        q1_lines.append(q1_lines[-1] + gap)
+    docs = ["a", "b", "c", "d", "e", "a"]           # (the last repeats the first)
+    placed = {line: f"q1 Q0 {doc} {k} {6 - k} t" for k, (line, doc)
+              in enumerate(zip(q1_lines, docs))}
+    placed[2] = "q2 Q0 x 1 1 t"                   # (q1 comes back after q2: held)
+    placed[q1_lines[-1] + 2] = "q2 Q0 y 2 0 t"
+    text = _lines_at(placed, q1_lines[-1] + 2)
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text("q1 0 a 1\nq1 0 c 2\nq1 0 e 1\nq2 0 y 1\n")
+    for kind, make in run_inputs(tmp_path, text).items():
+        both = evaluate_both(qrels_path, make, MEASURES, duplicates=duplicates,
+                             ties="input_order")
+        assert_same(both)
+        if duplicates == "error":
+            assert str(both[0][0]).endswith(
+                f"duplicate docno 'a' in topic 'q1': lines 1 and {q1_lines[-1]}"), kind
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
