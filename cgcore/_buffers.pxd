@@ -21,7 +21,7 @@ cdef extern from "_alloc.h":
 cdef extern from "_scan.h":
     bint cg_equal_bytes(const char* a, const char* b, Py_ssize_t n) noexcept nogil
     void cg_copy_bytes(char* to, const char* from_, Py_ssize_t n) noexcept nogil
-    bint cg_same_prefix8(const char* a, const char* b, Py_ssize_t n) noexcept nogil
+    uint64_t cg_prefix_word8(const char* s, Py_ssize_t n) noexcept nogil
 
 
 cdef struct Bytes:

@@ -275,6 +275,8 @@ cdef struct Staged:            # a line parsed, to be held (its docno in the blo
     int64_t line
     const char* topic
     Py_ssize_t topic_length
+    uint64_t word              # a topic of up to 8 bytes: cg_prefix_word8 of it (its short
+                               # key's slot asked for ahead), else
     uint64_t tag               # the topic's _tag(_hash(...)) (its slot asked for ahead)
     Py_ssize_t offset          # where the line starts in the block fed
 

@@ -25,7 +25,7 @@ from cgcore._qrels cimport (
 from cgcore._rank_keys cimport descending_key, random_tie_key
 from cgcore._status cimport (BAD_LINE, DUPLICATE, KEEP_LAST, NO_MEMORY, QRELS_DUPLICATE,
                              TOO_BIG)
-from cgcore._strings cimport (Strings, _first_slot, _hash, _strings_find_after,
+from cgcore._strings cimport (ShortKeys, Strings, _first_slot, _hash, _strings_find_after,
                               _strings_length, _strings_text)
 
 
@@ -91,6 +91,7 @@ cdef struct RunState:
     int64_t depth              # -1: no cut
     uint64_t seed
     Strings topics             # run topics in order of appearance
+    ShortKeys short_topics     # (grouping) the indices of topics of up to 8 bytes
     int64_t current            # the topic being collected, -1 before the first line
     Lookup judgments           # the current topic's judgments (see _use_topic)
     int64_t judgments_topic    # their qrels topic (-1: none; where the next is looked for first)

@@ -7,14 +7,15 @@ from libc.stdint cimport int64_t, uint8_t
 from libc.math cimport isnan
 
 from cgcore._buffers cimport (_equal_bytes, _push_bytes, _push_double, _push_int64, _reserve,
-                              _same_bytes, cg_same_prefix8)
+                              _same_bytes, cg_prefix_word8)
 from cgcore._columns cimport Column, _cell
 from cgcore._precision cimport _compared_score
 from cgcore._held cimport STAGED, Staged, _hold_group, _hold_staged
 from cgcore._rank_topic cimport (RunState, _index_entries, _join_judgments, _rank_current,
                                  _rank_entries, _reserve_entries, _set_entry, _use_topic)
 from cgcore._status cimport BAD_LINE, NO_MEMORY, NOT_GROUPED, _stop_code
-from cgcore._strings cimport (_hash, _prefetch_slot, _strings_add_new, _strings_add_tagged,
+from cgcore._strings cimport (_hash, _prefetch_slot, _short_add, _short_find, _short_prefetch,
+                              _strings_add, _strings_add_new, _strings_add_tagged,
                               _strings_equal, _strings_find_after, _tag)
 from cgcore._text cimport (MAX_FIELDS, _next_line, _parse_number, _skipped_line,
                            _valid_utf8, cg_quiet_lines, cg_text_kind)
@@ -124,6 +125,8 @@ cdef inline int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexce
         if r.grouping:
             staged = &r.staged[r.n_staged]
             staged.topic, staged.topic_length = row + starts[0], ends[0] - starts[0]
+            if staged.topic_length <= 8:       # (a data line of 6 fields: 8 bytes from
+                staged.word = cg_prefix_word8(staged.topic, staged.topic_length)  # its start)
             if r.n_staged == 0 and r.current >= 0 and _strings_equal(
                     &r.topics, r.current, staged.topic, staged.topic_length):
                 staged.group = r.current
@@ -131,8 +134,11 @@ cdef inline int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexce
                 staged.group = -2               # the previous line's topic
             else:                               # looked up when flushed, its slot asked
                 staged.group = -1               # for now (see _flush_staged)
-                staged.tag = _tag(_hash(staged.topic, staged.topic_length, 0))
-                _prefetch_slot(&r.topics, staged.tag)
+                if staged.topic_length <= 8:
+                    _short_prefetch(&r.short_topics, staged.word, staged.topic_length)
+                else:
+                    staged.tag = _tag(_hash(staged.topic, staged.topic_length, 0))
+                    _prefetch_slot(&r.topics, staged.tag)
             staged.docno, staged.n = row + starts[2], ends[2] - starts[2]
             staged.score, staged.line, staged.offset = score, r.lines_seen, row - text
             r.n_staged += 1
@@ -178,14 +184,30 @@ cdef inline int _run_feed(RunState* r, const char* text, Py_ssize_t size) noexce
 
 
 cdef inline bint _same_topic(const Staged* a, const Staged* b) noexcept nogil:
-    """Whether two lines staged have one topic. Short topics are compared without a
-    branch on their lengths (in a shuffled run they differ at random): each starts a
-    data line of six fields, so 8 bytes from its start are in its line."""
+    """Whether two lines staged have one topic. Short topics are compared by their
+    words, without a branch on their lengths (in a shuffled run they differ at
+    random)."""
     if a.topic_length <= 8 and b.topic_length <= 8:
-        return (a.topic_length == b.topic_length) \
-            & cg_same_prefix8(a.topic, b.topic, a.topic_length)
+        return (a.topic_length == b.topic_length) & (a.word == b.word)
     return a.topic_length == b.topic_length and _equal_bytes(a.topic, b.topic,
                                                              a.topic_length)
+
+
+cdef inline int64_t _staged_topic(RunState* r, const Staged* staged) noexcept nogil:
+    """The run topic of a line staged (interned if new): a topic of up to 8 bytes by
+    its short key (interned and cached the first time), a longer one by its hash's
+    tag; as _strings_add."""
+    cdef int64_t topic
+    if staged.topic_length > 8:
+        return _strings_add_tagged(&r.topics, staged.topic, staged.topic_length, staged.tag)
+    topic = _short_find(&r.short_topics, staged.word, staged.topic_length)
+    if topic >= 0:
+        return topic
+    topic = _strings_add(&r.topics, staged.topic, staged.topic_length)
+    if topic >= 0 and _short_add(&r.short_topics, staged.word, staged.topic_length,
+                                 topic) != 0:
+        return -2
+    return topic
 
 
 cdef inline int _flush_staged(RunState* r) noexcept nogil:
@@ -207,8 +229,7 @@ cdef inline int _flush_staged(RunState* r) noexcept nogil:
             continue
         if staged.group >= 0:
             continue
-        topic = _strings_add_tagged(&r.topics, staged.topic, staged.topic_length,
-                                    staged.tag)
+        topic = _staged_topic(r, staged)
         if r.contiguous and topic < r.held.n_groups and topic >= 0:
             topic = -1                          # a topic came back after another
         if topic < 0 or _hold_group(&r.held, topic) != 0:

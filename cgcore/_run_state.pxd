@@ -31,6 +31,7 @@ cdef inline void _take_following_rows(RunState* r, RunState* o) noexcept nogil:
 cdef inline void _free_state(RunState* r) noexcept nogil:
     """Free what a ranker's state holds (but rows it borrows)."""
     _strings_free(&r.topics)
+    free(r.short_topics.slots)
     free(r.docnos.data)
     free(r.doc_starts.data)
     free(r.scores.data)

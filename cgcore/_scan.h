@@ -243,15 +243,15 @@ CG_ALWAYS_INLINE int cg_equal_bytes(const char *a, const char *b, ptrdiff_t n) {
 /* memcpy(to, from, n) (the buffers do not overlap; n == 0 copies nothing): short ids, the usual
  * topic ids and docnos, copied a word at a time without a call; reads and writes
  * only the n bytes, as memcpy does. */
-/* Whether the first n bytes (1 to 8) at a and b are equal, with 8 bytes readable at
- * each: one compare of the words, without a branch on n. */
-CG_ALWAYS_INLINE int cg_same_prefix8(const char *a, const char *b, ptrdiff_t n) {
-    uint64_t x, y;
-    memcpy(&x, a, 8); memcpy(&y, b, 8);
+/* The first n bytes (1 to 8) at s as a word, the rest zero, with 8 bytes readable at
+ * s: equal words are equal byte strings of one length. */
+CG_ALWAYS_INLINE uint64_t cg_prefix_word8(const char *s, ptrdiff_t n) {
+    uint64_t x;
+    memcpy(&x, s, 8);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    return ((x ^ y) >> (8 * (8 - n))) == 0;
+    return x & (~(uint64_t)0 << (8 * (8 - n)));
 #else
-    return ((x ^ y) << (8 * (8 - n))) == 0;
+    return x & (~(uint64_t)0 >> (8 * (8 - n)));
 #endif
 }
 

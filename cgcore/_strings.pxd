@@ -193,3 +193,87 @@ cdef inline list _strings_list(Strings* s):
     cdef Py_ssize_t i
     return [s.arena.data[s.starts.data[i]:s.starts.data[i + 1]].decode("utf-8")
             for i in range(_strings_count(s))]
+
+
+# Short keys: a cache of a Strings' indices for strings of at most 8 bytes, found by
+# their bytes as one word (no hash of the bytes, no read of the arena): where every
+# line of a run in no order looks its topic up, the lookup that waits on no memory but
+# its slot (asked for ahead, _short_prefetch). A key's word is cg_prefix_word8 of its
+# bytes (8 bytes readable from its start); an empty slot has length 0.
+
+cdef struct ShortKey:
+    uint64_t word
+    uint32_t length
+    uint32_t index
+
+
+cdef struct ShortKeys:
+    ShortKey* slots
+    Py_ssize_t n_slots         # a power of two (0: none yet), at most a quarter full
+    int shift                  # 64 - log2(n_slots): a slot is a product's top bits
+    Py_ssize_t count
+
+
+cdef inline Py_ssize_t _short_slot(const ShortKeys* k, uint64_t word,
+                                   Py_ssize_t length) noexcept nogil:
+    """Where the probe for a key starts: the top bits of a product of its word (every
+    byte of the word moves them)."""
+    return <Py_ssize_t>(((word + <uint64_t>length) * 0x9E3779B97F4A7C15ULL) >> k.shift)
+
+
+cdef inline void _short_prefetch(const ShortKeys* k, uint64_t word,
+                                 Py_ssize_t length) noexcept nogil:
+    if k.n_slots:
+        cg_prefetch_read(&k.slots[_short_slot(k, word, length)])
+
+
+cdef inline int64_t _short_find(const ShortKeys* k, uint64_t word,
+                                Py_ssize_t length) noexcept nogil:
+    """The index cached for the key, or -1."""
+    cdef Py_ssize_t slot
+    if not k.n_slots:
+        return -1
+    slot = _short_slot(k, word, length)
+    while k.slots[slot].length:
+        if k.slots[slot].word == word and k.slots[slot].length == length:
+            return k.slots[slot].index
+        slot = (slot + 1) & (k.n_slots - 1)
+    return -1
+
+
+cdef inline void _short_put(ShortKeys* k, uint64_t word, Py_ssize_t length,
+                            int64_t index) noexcept nogil:
+    """Place a key not in the table (there must be an empty slot)."""
+    cdef Py_ssize_t slot = _short_slot(k, word, length)
+    while k.slots[slot].length:
+        slot = (slot + 1) & (k.n_slots - 1)
+    k.slots[slot].word = word
+    k.slots[slot].length = <uint32_t>length
+    k.slots[slot].index = <uint32_t>index
+    k.count += 1
+
+
+cdef inline int _short_add(ShortKeys* k, uint64_t word, Py_ssize_t length,
+                           int64_t index) noexcept nogil:
+    """Cache ``index`` for a key not cached (``length`` 1 to 8, ``index`` below
+    MAX_STRINGS), the table grown to stay at most a quarter full; -1 when out of
+    memory (then nothing changed)."""
+    cdef ShortKey* old = k.slots
+    cdef Py_ssize_t n_old = k.n_slots, i
+    cdef ShortKey* grown
+    if 4 * (k.count + 1) > k.n_slots:
+        grown = <ShortKey*>cg_calloc(2 * n_old if n_old else 256, sizeof(ShortKey))
+        if grown == NULL:
+            return -1
+        k.slots, k.n_slots, k.count = grown, 2 * n_old if n_old else 256, 0
+        k.shift = 64
+        i = k.n_slots
+        while i > 1:
+            i >>= 1
+            k.shift -= 1
+        for i in range(n_old):
+            if old[i].length:
+                _short_put(k, old[i].word, old[i].length, old[i].index)
+        free(old)
+    _short_put(k, word, length, index)
+    return 0

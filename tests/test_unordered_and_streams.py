@@ -220,6 +220,25 @@ def test_lines_far_apart_in_a_held_topic_keep_their_numbers(tmp_path, duplicates
                 f"duplicate docno 'a' in topic 'q1': lines 1 and {q1_lines[-1]}"), kind
 
 
+def test_thousands_of_short_and_long_topics_in_no_order_are_told_apart(tmp_path):
+    """Topics of 1 to 8 bytes are found by their bytes as one word (a table that grows
+    as topics come), longer ones by their hash: 2,000 topics, many one byte apart or
+    a prefix of another ("7", "70", "700", "7000000", "70000000", "700000000"), the
+    lines shuffled: the reference's topics and values."""
+    rng = np.random.default_rng(11)
+    topics = sorted({str(t) for t in rng.integers(0, 10 ** 9, 900)}
+                    | {"7" + "0" * k for k in range(9)} | {f"q{t}" for t in range(300)}
+                    | {"abcdefg" + c for c in "xyz"} | {"abcdefgh" + c for c in "xyz"}
+                    | {f"topic-{t:04d}" for t in range(700)})
+    run = [f"{t} Q0 d{d} {d} {rng.integers(0, 9)} r" for t in topics for d in range(3)]
+    qrels = [f"{t} 0 d{rng.integers(0, 3)} {rng.integers(0, 3)}" for t in topics]
+    (tmp_path / "qrels.txt").write_text(lines_text(qrels))
+    (tmp_path / "run.txt").write_text(lines_text([run[i] for i in rng.permutation(len(run))]))
+    both = evaluate_both(tmp_path / "qrels.txt", lambda: tmp_path / "run.txt", MEASURES)
+    assert_same(both)
+    assert sorted(both[0][0].topics) == topics
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("order", ["shuffled", "shards"])
 def test_unordered_files_in_parts_give_the_same_values_in_any_number_of_threads(
