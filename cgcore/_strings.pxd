@@ -51,9 +51,9 @@ cdef struct Strings:
     Int64s starts          # string i is arena[starts[i]:starts[i + 1]]
     uint64_t* slots        # open addressing: tag | (string index + 1), 0 = empty
     Py_ssize_t n_slots     # a power of two
-    Py_ssize_t spread      # slots per string, at least (2; 4 where every line looks a
-                           # string up in no order: the ranker's topics, whose first slot
-                           # then holds them nine times in ten)
+    Py_ssize_t spread      # slots per string, at least (2; 4 where lines look strings up
+                           # in no order: the ranker's topics of more than 8 bytes, whose
+                           # first slot then holds them nine times in ten)
 
 
 # A string's tag is its hash's upper 32 bits: it chooses the first slot, and a probe

@@ -204,7 +204,8 @@ cdef class RunRanker:
         if _strings_init(&self.state.topics) != 0 or \
                 _push_int64(&self.state.doc_starts, 0) != 0:
             raise MemoryError()
-        self.state.topics.spread = 4    # (every held line looks its topic up)
+        self.state.topics.spread = 4    # (every held line with a topic of more than 8
+                                        # bytes looks it up; shorter: short_topics)
 
     def __dealloc__(self):
         _free_state(&self.state)
