@@ -193,6 +193,21 @@ cdef inline int _hold_group(Held* h, Py_ssize_t group) noexcept nogil:
     return 0
 
 
+cdef inline void _put_record(Held* h, Group* g, const char* docno, Py_ssize_t n,
+                             double score, int64_t line) noexcept nogil:
+    """Write a record at the end of ``g``'s last chunk, which has room for it."""
+    cdef char* at = _put_delta(g.end, <uint64_t>(line - g.last_line))
+    at = _put_varint(at, <uint64_t>n)
+    cg_copy_bytes(at, docno, n)
+    memcpy(at + n, &score, 8)
+    at += n + 8
+    g.room -= at - g.end
+    g.end = at
+    g.last_line = line
+    g.n += 1
+    h.n_records += 1
+
+
 cdef inline int _hold(Held* h, Py_ssize_t group, const char* docno, Py_ssize_t n,
                       double score, int64_t line) noexcept nogil:
     """Append a record (docno, score, line) to ``group``'s chunks (the group must
@@ -200,10 +215,8 @@ cdef inline int _hold(Held* h, Py_ssize_t group, const char* docno, Py_ssize_t n
     memory. (The usual record goes by _hold_in_room.)"""
     cdef Group* g = &h.groups[group]
     cdef Chunk* chunk
-    cdef uint64_t delta = <uint64_t>(line - g.last_line)
     cdef Py_ssize_t size, capacity
-    cdef char* at
-    size = _delta_size(delta) + _varint_size(<uint64_t>n) + n + 8
+    size = _delta_size(<uint64_t>(line - g.last_line)) + _varint_size(<uint64_t>n) + n + 8
     if g.tail == NULL or size > g.room:
         capacity = FIRST_CHUNK if g.tail == NULL else g.tail.capacity + g.tail.capacity // 2
         if capacity > MAX_CHUNK:
@@ -219,18 +232,8 @@ cdef inline int _hold(Held* h, Py_ssize_t group, const char* docno, Py_ssize_t n
             _seal(g)
             g.tail.next = chunk
         g.tail, g.end, g.room = chunk, _records(chunk), capacity
-        delta = 0
-        size = 2 + _varint_size(<uint64_t>n) + n + 8
-    at = g.end
-    at = _put_delta(at, delta)
-    at = _put_varint(at, <uint64_t>n)
-    cg_copy_bytes(at, docno, n)
-    memcpy(at + n, &score, 8)
-    g.end += size
-    g.room -= size
-    g.last_line = line
-    g.n += 1
-    h.n_records += 1
+        g.last_line = line              # (a chunk's first record: delta 0 from first_line)
+    _put_record(h, g, docno, n, score, line)
     return 0
 
 
@@ -245,19 +248,9 @@ cdef inline bint _hold_in_room(Held* h, Py_ssize_t group, const char* docno, Py_
     at once, its size known after (the varints not measured first). False (nothing
     done) where it may not fit."""
     cdef Group* g = &h.groups[group]
-    cdef char* at = g.end
     if g.room < n + 8 + RECORD_SLACK:
         return False
-    at = _put_delta(at, <uint64_t>(line - g.last_line))
-    at = _put_varint(at, <uint64_t>n)
-    cg_copy_bytes(at, docno, n)
-    memcpy(at + n, &score, 8)
-    at += n + 8
-    g.room -= at - g.end
-    g.end = at
-    g.last_line = line
-    g.n += 1
-    h.n_records += 1
+    _put_record(h, g, docno, n, score, line)
     return True
 
 
